@@ -1,0 +1,149 @@
+"""Write the report: claims.json, claims.md (errata first), badge.svg and badge.json."""
+import json
+from pathlib import Path
+
+from .verdict import STATUSES, figures, summary, tiers_run, verdicts
+
+BADGE_COLOURS = [(0.9, "#4c1", "brightgreen"), (0.75, "#97ca00", "green"),
+                 (0.6, "#a4a61d", "yellowgreen"), (0.45, "#dfb317", "yellow"),
+                 (0.3, "#fe7d37", "orange"), (0.0, "#e05d44", "red")]
+
+
+def build(registry: dict, tests: dict, runs: list[dict]) -> dict:
+    """The claims.json document for these tests, from one run or several merged."""
+    claims = verdicts(registry, tests)
+    last = runs[-1] if runs else {}
+
+    def joined(key):
+        return " + ".join(dict.fromkeys(str(r.get(key)) for r in runs)) or "unknown"
+
+    return {
+        "generated": last.get("generated"),
+        "commit": joined("commit"),
+        "torch": joined("torch"),
+        "device": joined("device"),
+        "tiers": tiers_run(tests),
+        "summary": summary(claims),
+        "claims": claims,
+        "runs": runs,
+        "figures": figures(tests),
+        "tests": tests,
+    }
+
+
+def badge_text(doc: dict) -> tuple[str, str, str, str]:
+    """(label, message, hex colour, shields colour name)."""
+    s = doc["summary"]
+    checkable = sum(s.values()) - s["descriptive"]
+    frac = s["holds"] / checkable if checkable else 0.0
+    hexc, name = next((h, n) for t, h, n in BADGE_COLOURS if frac >= t)
+    return "claims", f"{s['holds']}/{checkable} hold", hexc, name
+
+
+def badge_svg(label: str, message: str, colour: str) -> str:
+    """A flat badge in the shields.io style; widths from an average glyph width."""
+    w1, w2 = 6 * len(label) + 12, 6 * len(message) + 12
+    return f"""<svg xmlns="http://www.w3.org/2000/svg" width="{w1 + w2}" height="20" role="img" aria-label="{label}: {message}">
+<title>{label}: {message}</title>
+<linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/><stop offset="1" stop-opacity=".1"/></linearGradient>
+<clipPath id="r"><rect width="{w1 + w2}" height="20" rx="3" fill="#fff"/></clipPath>
+<g clip-path="url(#r)"><rect width="{w1}" height="20" fill="#555"/><rect x="{w1}" width="{w2}" height="20" fill="{colour}"/><rect width="{w1 + w2}" height="20" fill="url(#s)"/></g>
+<g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11">
+<text x="{w1 / 2}" y="14">{label}</text><text x="{w1 + w2 / 2}" y="14">{message}</text></g>
+</svg>
+"""
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, dict):
+        return "; ".join(f"{k}: {_fmt(x)}" for k, x in v.items())
+    if isinstance(v, list):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
+    return str(v)
+
+
+def _cell(v) -> str:
+    return _fmt(v).replace("|", "\\|").replace("\n", " ")
+
+
+STATUS_MARK = {"holds": "✅ holds", "fails": "❌ fails", "diverges": "⚠️ diverges",
+               "not-run": "⏸ not run", "untested": "· untested", "descriptive": "📖 descriptive"}
+
+
+def markdown(doc: dict) -> str:
+    s, claims = doc["summary"], doc["claims"]
+    label, message, _, _ = badge_text(doc)
+    out = ["# Which claims of the chapters hold", "",
+           f"![{label}: {message}](badge.svg)  ", "",
+           f"Generated {doc['generated']} · commit `{doc['commit']}` · torch {doc['torch']} · "
+           f"device {doc['device']} · tiers run: {', '.join(doc['tiers']) or 'none'}", "",
+           " · ".join(f"**{s[k]}** {k}" for k in STATUSES), ""]
+    bad = [c for c in claims if c["status"] in ("fails", "diverges")]
+    out += ["## Errata", "",
+            "Claims where the text and our measurement disagree (`fails`) or where our reproduction "
+            "honestly departs from it (`diverges`). This is the list a course author would act on.", ""]
+    if bad:
+        out += ["| ID | status | the document says | document's value | ours | evidence |",
+                "|---|---|---|---|---|---|"]
+        out += [f"| {c['id']} | {c['status']} | {_cell(c['quote'])} | {_cell(c['expected'])} | "
+                f"{_cell(c['measured'])} | {_cell(c['reason'])} |" for c in bad]
+    else:
+        out.append("None in this run.")
+    out.append("")
+    figs = {}
+    for f in doc.get("figures", []):
+        figs.setdefault(f["claim"], []).append(f["path"])
+    for source, title in (("IT", "Italian chapter: attention and the transformer block"),
+                          ("PL", "Polish lab: the tiny GPT")):
+        out += [f"## {title}", ""]
+        section = None
+        for c in (c for c in claims if c["source"] == source):
+            if c["section"] != section:
+                section = c["section"]
+                out += ["", f"### {section}", "",
+                        "| ID | status | claim | document | measured | tolerance | evidence |",
+                        "|---|---|---|---|---|---|---|"]
+            links = " ".join(f"[figure]({p})" for p in figs.get(c["id"], []))
+            out.append(f"| {c['id']} | {STATUS_MARK[c['status']]} | {_cell(c['statement'])} | "
+                       f"{_cell(c['expected'])} | {_cell(c['measured'])} {links} | "
+                       f"{_cell(c['tolerance'])} | {_cell(c['reason'])} |")
+        out.append("")
+    if doc.get("runs"):
+        out += ["## Runs", "", "| generated | commit | device | torch | tiers | command |",
+                "|---|---|---|---|---|---|"]
+        out += [f"| {r.get('generated')} | {r.get('commit')} | {r.get('device')} | {r.get('torch')} | "
+                f"{', '.join(r.get('tiers', []))} | `{r.get('args', '')}` |" for r in doc["runs"]]
+    return "\n".join(out) + "\n"
+
+
+def write(doc: dict, outdir: Path) -> list[Path]:
+    outdir.mkdir(parents=True, exist_ok=True)
+    label, message, hexc, name = badge_text(doc)
+    files = {
+        "claims.json": json.dumps(doc, indent=1, ensure_ascii=False, default=str),
+        "claims.md": markdown(doc),
+        "badge.svg": badge_svg(label, message, hexc),
+        "badge.json": json.dumps({"schemaVersion": 1, "label": label, "message": message,
+                                  "color": name}),
+    }
+    paths = []
+    for name_, text in files.items():
+        p = outdir / name_
+        p.write_text(text, encoding="utf-8")
+        paths.append(p)
+    return paths
+
+
+def terminal_lines(doc: dict) -> list[str]:
+    s = doc["summary"]
+    checkable = sum(s.values()) - s["descriptive"]
+    lines = [f"{checkable} checkable claims: " + ", ".join(f"{s[k]} {k}" for k in STATUSES[:5])
+             + f"; {s['descriptive']} descriptive"]
+    for c in doc["claims"]:
+        if c["status"] in ("fails", "diverges"):
+            lines.append(f"  {c['status'].upper():9s} {c['id']:9s} {c['reason'][:150]}")
+    return lines

@@ -1,0 +1,82 @@
+"""IT 3.2 History and motivation: recurrences multiply Jacobians; attention is one matmul."""
+import math
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from model import averaging_matrix
+from model.attention import attend
+
+pytestmark = pytest.mark.fast
+
+
+def _jacobian_norm(step, h0, T):
+    """||dh_T/dh_0||_2 through T applications of ``step``."""
+    J = torch.autograd.functional.jacobian(lambda h: _unroll(step, h, T), h0)
+    return torch.linalg.matrix_norm(J, ord=2).item()
+
+
+def _unroll(step, h, T):
+    for _ in range(T):
+        h = step(h)
+    return h
+
+
+@pytest.mark.claim("HIST-01")
+@pytest.mark.parametrize("rho", [0.9, 1.1])
+@pytest.mark.parametrize("T", [10, 50])
+def test_linear_recurrence_gradient_scales_as_rho_to_the_T(rho, T, claim_record):
+    g = torch.Generator().manual_seed(0)
+    Q, _ = torch.linalg.qr(torch.randn(16, 16, dtype=torch.float64, generator=g))
+    W = rho * Q  # every singular value is rho
+    norm = _jacobian_norm(lambda h: W @ h, torch.randn(16, dtype=torch.float64, generator=g), T)
+    claim_record("HIST-01", norm, expected=rho ** T, tolerance="rtol 1e-9 (float64)",
+                 label=f"rho={rho}, T={T}")
+    assert norm == pytest.approx(rho ** T, rel=1e-9)  # product of T orthogonal*rho Jacobians
+
+
+@pytest.mark.claim("HIST-01")
+def test_tanh_recurrence_gradient_vanishes_with_length():
+    g = torch.Generator().manual_seed(1)
+    W = 0.5 * torch.randn(16, 16, dtype=torch.float64, generator=g) / 4  # small weights
+    h0 = torch.randn(16, dtype=torch.float64, generator=g)
+    norms = [_jacobian_norm(lambda h: torch.tanh(W @ h), h0, T) for T in (1, 5, 10, 20, 40)]
+    assert all(a > b for a, b in zip(norms, norms[1:])), norms
+    assert norms[-1] < 1e-6 * norms[0]
+
+
+@pytest.mark.claim("HIST-02")
+def test_token_5_reaches_token_500_through_495_updates(claim_record):
+    """Count the applications of f between reading x_5 and producing h_500 in an unrolled RNN."""
+    calls = []
+
+    def f(h, x, t):
+        calls.append(t)
+        return torch.tanh(h + x)
+
+    h, xs = torch.zeros(1), torch.zeros(501)
+    for t in range(1, 501):  # tokens are 1-based in the sentence
+        h = f(h, xs[t], t)
+    on_path = [t for t in calls if 5 < t <= 500]  # updates after x_5 entered, up to h_500
+    claim_record("HIST-02", len(on_path), expected=495, tolerance="exact")
+    assert len(on_path) == 495
+
+
+@pytest.mark.claim("HIST-05")
+@given(T=st.integers(1, 40), d=st.integers(1, 16), seed=st.integers(0, 2**31 - 1))
+def test_causal_attention_over_all_positions_is_one_matmul(T, d, seed):
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(T, d, dtype=torch.float64, generator=g) for _ in range(3))
+    once = attend(q, k, v)  # every position in one batched matmul
+    loop = torch.stack([torch.softmax(q[t] @ k[: t + 1].T / math.sqrt(d), -1) @ v[: t + 1]
+                        for t in range(T)])  # what a sequential model would do, position by position
+    torch.testing.assert_close(once, loop, rtol=0, atol=1e-12)  # float64 reordering only
+
+
+@pytest.mark.claim("HIST-05")
+def test_the_averaging_matmul_matches_its_loop_in_float32():
+    x = torch.randn(128, 128)
+    loop = torch.stack([x[: t + 1].mean(0) for t in range(128)])
+    torch.testing.assert_close(averaging_matrix(128) @ x, loop, rtol=0, atol=1e-6)  # float32 reorder

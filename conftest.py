@@ -1,0 +1,91 @@
+"""Tiers, device and seeding for the claimcheck suite.
+
+    pytest -m fast               every analytic claim, CPU, seconds
+    pytest --runslow             + the training claims at CI scale (CPU, minutes)
+    pytest -m gpu --runslow      the document's full configurations, on CUDA
+
+Every test carries exactly one tier marker; a test without one is a collection error.
+"""
+import os
+import random
+
+import numpy as np
+import pytest
+
+pytest_plugins = ["claims.report"]
+
+TIERS = {
+    "fast": "analytic claims: seconds on a laptop CPU",
+    "slow": "training claims at CI scale (CPU minutes); needs --runslow",
+    "gpu": "the document's full configuration; needs --runslow and CUDA (or CLAIMS_DEVICE=cpu)",
+}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="run the slow and gpu tiers (training claims)")
+
+
+def pytest_configure(config):
+    for tier, doc in TIERS.items():
+        config.addinivalue_line("markers", f"{tier}: {doc}")
+    forced = os.environ.get("CLAIMS_DEVICE")
+    if forced not in (None, "", "cpu", "cuda"):
+        raise pytest.UsageError(f"CLAIMS_DEVICE={forced!r}: use 'cpu' or 'cuda', or leave it unset")
+
+
+def _cuda_available() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    runslow = config.getoption("--runslow")
+    forced = os.environ.get("CLAIMS_DEVICE") or None
+    if forced == "cuda" and not _cuda_available():
+        raise pytest.UsageError("CLAIMS_DEVICE=cuda, but torch sees no CUDA device; "
+                                "unset it or install a CUDA build of torch")
+    need_slow = pytest.mark.skip(reason="slow tier: needs --runslow")
+    no_cuda = pytest.mark.skip(reason="gpu tier: no CUDA device (CLAIMS_DEVICE=cpu forces the full "
+                                      "configuration onto the CPU)")
+    cuda = None
+    for item in items:
+        tiers = [t for t in TIERS if item.get_closest_marker(t)]
+        if len(tiers) != 1:
+            raise pytest.UsageError(f"{item.nodeid}: a test carries exactly one tier marker "
+                                    f"(fast, slow or gpu); it has {', '.join(tiers) or 'none'}")
+        if tiers[0] in ("slow", "gpu") and not runslow:
+            item.add_marker(need_slow)
+        elif tiers[0] == "gpu" and forced != "cpu":
+            cuda = _cuda_available() if cuda is None else cuda
+            if not cuda:
+                item.add_marker(no_cuda)
+
+
+@pytest.fixture(scope="session")
+def device():
+    """Where training claims run: CUDA when there is one, unless CLAIMS_DEVICE says otherwise."""
+    import torch
+    forced = os.environ.get("CLAIMS_DEVICE")
+    return torch.device(forced or ("cuda" if torch.cuda.is_available() else "cpu"))
+
+
+@pytest.fixture(autouse=True)
+def _seed_everything():
+    """Every test starts from the same RNG state, whatever ran before it (xdist included)."""
+    import torch
+    random.seed(0)
+    np.random.seed(0)
+    torch.manual_seed(0)
+    yield
+
+
+try:  # property tests: deterministic, no example database on disk, no deadline on CPU
+    from hypothesis import settings
+
+    settings.register_profile("claimcheck", max_examples=25, deadline=None, derandomize=True,
+                              database=None, print_blob=True)
+    settings.register_profile("thorough", max_examples=500, deadline=None, database=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "claimcheck"))
+except ImportError:  # hypothesis is a test extra; its tests import it and say so
+    pass

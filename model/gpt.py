@@ -1,0 +1,166 @@
+"""A GPT built from a frozen config, able to express every rung of the chapter's ladder.
+
+    tokens -> embeddings -> positions -> [block] x n_layer -> (final LN) -> logits
+
+``n_layer=0`` is the no-context model: token embedding straight into the output layer,
+in effect a learned token bigram.
+"""
+from dataclasses import dataclass, replace
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .attention import MultiHeadAttention, UniformMean
+from .blocks import MLP, NORMS, Block
+from .positional import build_positional
+
+MIXERS = ("mean", "attention")
+INITS = ("torch", "gpt2")
+
+
+@dataclass(frozen=True)
+class GPTConfig:
+    vocab_size: int = 1024
+    block_size: int = 128           # the training window
+    d_model: int = 128
+    n_layer: int = 1
+    mixer: str = "attention"        # "mean" (uniform causal average) or "attention"
+    n_head: int = 4
+    d_head: int | None = None       # default d_model // n_head
+    w_o: bool = True                # output projection after the heads
+    qkv_bias: bool = False          # the chapter's heads are bias-free; GPT-2's are not
+    o_bias: bool = True
+    scale_scores: bool = True       # divide the scores by sqrt(d_head)
+    causal: bool = True
+    residual: bool = True
+    mlp: bool = True
+    mlp_ratio: int = 4
+    mlp_bias: bool = True
+    norm: str = "pre"               # "none", "pre" or "post"
+    ln_f: bool = True               # final LayerNorm before the output layer
+    positions: str = "learned"      # "none", "learned", "sinusoidal", "rope", "alibi"
+    n_positions: int | None = None  # learned table size; default block_size
+    tie_weights: bool = False
+    head_bias: bool = True
+    dropout: float = 0.0
+    init: str = "torch"             # PyTorch's default inits (the chapter's code), or "gpt2"
+
+    @property
+    def head_width(self) -> int:
+        return self.d_head if self.d_head is not None else self.d_model // self.n_head
+
+    def validate(self) -> "GPTConfig":
+        """Raise ValueError, with the reason, for a combination that means nothing."""
+        checks = [
+            (self.mixer in MIXERS, f"mixer must be one of {MIXERS}, got {self.mixer!r}"),
+            (self.norm in NORMS, f"norm must be one of {NORMS}, got {self.norm!r}"),
+            (self.init in INITS, f"init must be one of {INITS}, got {self.init!r}"),
+            (self.n_layer >= 0, f"n_layer must be >= 0, got {self.n_layer}"),
+            (not (self.mixer == "mean" and self.positions in ("rope", "alibi")),
+             f"{self.positions} acts on attention scores; the uniform mean has none"),
+            (not (self.n_layer == 0 and self.positions in ("rope", "alibi")),
+             f"{self.positions} needs at least one attention layer"),
+            (0.0 <= self.dropout < 1.0, f"dropout must be in [0, 1), got {self.dropout}"),
+        ]
+        for ok, msg in checks:
+            if not ok:
+                raise ValueError(f"GPTConfig: {msg}")
+        return self
+
+
+class GPT(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        c = self.config = config.validate()
+        self.tok = nn.Embedding(c.vocab_size, c.d_model)
+        self.pos = build_positional(c.positions, d_model=c.d_model, d_head=c.head_width,
+                                    n_head=c.n_head, n_positions=c.n_positions or c.block_size)
+        self.drop = nn.Dropout(c.dropout)
+        self.blocks = nn.ModuleList([self._block() for _ in range(c.n_layer)])
+        self.ln_f = nn.LayerNorm(c.d_model) if c.ln_f else nn.Identity()
+        self.head = nn.Linear(c.d_model, c.vocab_size, bias=c.head_bias)
+        if c.init == "gpt2":
+            self.apply(_gpt2_init)
+        if c.tie_weights:
+            self.head.weight = self.tok.weight
+
+    def _block(self):
+        c = self.config
+        if c.mixer == "mean":
+            mix = UniformMean()
+        else:
+            mix = MultiHeadAttention(c.d_model, c.n_head, c.d_head, qkv_bias=c.qkv_bias, w_o=c.w_o,
+                                     o_bias=c.o_bias, scale=c.scale_scores, causal=c.causal,
+                                     positional=self.pos if c.positions in ("rope", "alibi") else None,
+                                     dropout=c.dropout)  # only score-site schemes enter attention
+        ff = MLP(c.d_model, c.mlp_ratio, c.mlp_bias, c.dropout) if c.mlp else None
+        return Block(mix, ff, c.d_model, norm=c.norm, residual=c.residual)
+
+    def forward(self, idx, targets=None):
+        """idx (B, T) -> logits (B, T, V); with targets also the mean cross-entropy."""
+        x = self.drop(self.pos.embed(self.tok(idx)))  # (B, T, d); dropout site 3: the embedding sum
+        for block in self.blocks:
+            x = block(x)
+        logits = self.head(self.ln_f(x))  # (B, T, V)
+        if targets is None:
+            return logits
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        return logits, loss
+
+
+def _gpt2_init(m):
+    if isinstance(m, (nn.Linear, nn.Embedding)):
+        nn.init.normal_(m.weight, 0.0, 0.02)
+    if isinstance(m, nn.Linear) and m.bias is not None:
+        nn.init.zeros_(m.bias)
+
+
+# ---- named configurations -------------------------------------------------------------
+
+def shakespeare_config(**kw) -> GPTConfig:
+    """S-IT: width 128, window 128, BPE vocab 1024; the full pre-norm block."""
+    return replace(GPTConfig(vocab_size=1024, block_size=128, d_model=128), **kw)
+
+
+def ladder(base: GPTConfig | None = None) -> dict[str, GPTConfig]:
+    """The ablation ladder: each rung adds one piece to the rung above it."""
+    base = base or shakespeare_config()
+    rungs = {}
+    c = rungs["no-context"] = replace(base, n_layer=0, positions="none", ln_f=False)
+    c = rungs["mean"] = replace(c, n_layer=1, mixer="mean", residual=False, mlp=False, norm="none")
+    c = rungs["mean+positions"] = replace(c, positions="learned")
+    c = rungs["mean+residual"] = replace(c, residual=True)
+    c = rungs["head-replacing"] = replace(c, mixer="attention", n_head=1, d_head=None, w_o=False,
+                                          residual=False)
+    c = rungs["head-added"] = replace(c, residual=True)
+    c = rungs["4-heads"] = replace(c, n_head=4, w_o=True)
+    c = rungs["+mlp"] = replace(c, mlp=True)
+    c = rungs["+layernorm"] = replace(c, norm="pre", ln_f=True)
+    c = rungs["2-blocks"] = replace(c, n_layer=2)
+    return rungs
+
+
+def gpt2_small_config(**kw) -> GPTConfig:
+    """GPT-2 small: d 768, 12 blocks, 12 heads, vocab 50,257, context 1,024, tied output."""
+    return replace(GPTConfig(vocab_size=50257, block_size=1024, d_model=768, n_layer=12, n_head=12,
+                             qkv_bias=True, o_bias=True, norm="pre", ln_f=True, positions="learned",
+                             tie_weights=True, head_bias=False, init="gpt2"), **kw)
+
+
+def tiny_lab_config(**kw) -> GPTConfig:
+    """The Polish lab's tiny GPT: 34 symbols, window 16, d 16, one pre-norm block.
+
+    Bias-free q, k, v and W_o; MLP 16 -> 64 -> 16 with biases; untied output with bias.
+    The head count does not change the weight count; one head is the lab's simplest reading.
+    """
+    return replace(GPTConfig(vocab_size=34, block_size=16, d_model=16, n_layer=1, n_head=1,
+                             qkv_bias=False, o_bias=False, norm="pre", ln_f=True,
+                             positions="learned", tie_weights=False, head_bias=True,
+                             init="gpt2"), **kw)
+
+
+def sqrt_dk_config(d_head: int, scale: bool = True, **kw) -> GPTConfig:
+    """S-SQ: one head of width d_head on d_model 128, no normalisation before the projections."""
+    return replace(shakespeare_config(), n_layer=1, n_head=1, d_head=d_head, w_o=True,
+                   scale_scores=scale, norm="none", ln_f=False, mlp=False, **kw)

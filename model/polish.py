@@ -1,0 +1,3 @@
+"""The Polish lab's alphabet: 32 letters, space and full stop. 34 symbols, lowercase."""
+POLISH_LETTERS = "aąbcćdeęfghijklłmnńoóprsśtuwyzźż"
+ALPHABET = POLISH_LETTERS + " ."
