@@ -127,12 +127,13 @@ def ladder(base: GPTConfig | None = None) -> dict[str, GPTConfig]:
     """The ablation ladder: each rung adds one piece to the rung above it."""
     base = base or shakespeare_config()
     rungs = {}
-    c = rungs["no-context"] = replace(base, n_layer=0, positions="none", ln_f=False)
-    c = rungs["mean"] = replace(c, n_layer=1, mixer="mean", residual=False, mlp=False, norm="none")
+    # no-context carries the bare block's settings; with n_layer=0 they are unused
+    c = rungs["no-context"] = replace(base, n_layer=0, positions="none", ln_f=False, mixer="mean",
+                                      residual=False, mlp=False, norm="none", n_head=1, w_o=False)
+    c = rungs["mean"] = replace(c, n_layer=1)
     c = rungs["mean+positions"] = replace(c, positions="learned")
     c = rungs["mean+residual"] = replace(c, residual=True)
-    c = rungs["head-replacing"] = replace(c, mixer="attention", n_head=1, d_head=None, w_o=False,
-                                          residual=False)
+    c = rungs["head-replacing"] = replace(c, mixer="attention", residual=False)
     c = rungs["head-added"] = replace(c, residual=True)
     c = rungs["4-heads"] = replace(c, n_head=4, w_o=True)
     c = rungs["+mlp"] = replace(c, mlp=True)

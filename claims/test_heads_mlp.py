@@ -1,0 +1,77 @@
+"""IT 3.7 Multiple heads and the MLP: partitioned width, linear mixing, per-position compute."""
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from model import MLP, MultiHeadAttention, capture_attention
+from model.params import count
+
+pytestmark = pytest.mark.fast
+
+
+@pytest.mark.claim("MHA-02")
+@pytest.mark.parametrize("h", [1, 2, 4, 8])
+def test_heads_partition_the_width_rather_than_widen_it(h, claim_record):
+    mha = MultiHeadAttention(128, n_head=h, w_o=True, o_bias=True)
+    assert mha.qkv.weight.numel() == 3 * 128 * 128  # Q, K, V: 3d^2 whatever h
+    assert mha.n_head * mha.d_head == 128  # the concatenation is d wide
+    w_o = claim_record("MHA-02", count(mha.proj), expected=16_512, tolerance="exact", label=f"W_o, h={h}")
+    assert w_o == 128 * 128 + 128 == 16_512
+
+
+@pytest.mark.claim("MHA-03")
+def test_a_head_is_w_v_applied_to_a_convex_combination_of_inputs():
+    torch.manual_seed(0)
+    head = MultiHeadAttention(16, n_head=1, w_o=False).double()
+    x = torch.randn(2, 10, 16, dtype=torch.float64)
+    with capture_attention(head) as maps:
+        y = head(x)
+    w = maps[0].weights[:, 0]  # (B, T, T)
+    W_v = head.qkv.weight[32:]
+    torch.testing.assert_close(y, (w @ x) @ W_v.T, rtol=0, atol=1e-12)  # linear in the features
+    assert (w >= 0).all() and torch.allclose(w.sum(-1), torch.ones(2, 10, dtype=torch.float64))
+
+
+@pytest.mark.claim("MHA-03")
+@given(a=st.floats(-3, 3), b=st.floats(-3, 3), seed=st.integers(0, 2**31 - 1))
+def test_attention_with_frozen_weights_is_a_linear_map(a, b, seed):
+    torch.manual_seed(seed)
+    layers = [MultiHeadAttention(8, n_head=2).double() for _ in range(2)]
+    x0 = torch.randn(1, 6, 8, dtype=torch.float64)
+    frozen = []
+    for layer in layers:  # read each layer's weights on x0, then freeze them
+        with capture_attention(layer) as maps:
+            x0 = layer(x0)
+        frozen.append(maps[0].weights)
+
+    def f(x):
+        for layer, w in zip(layers, frozen):
+            B, T, _ = x.shape
+            v = layer.qkv(x)[..., 16:].view(B, T, 2, 4).transpose(1, 2)  # (B, nh, T, hs)
+            x = layer.proj((w @ v).transpose(1, 2).reshape(B, T, 8)) - layer.proj.bias
+        return x
+
+    x, y = torch.randn(1, 6, 8, dtype=torch.float64), torch.randn(1, 6, 8, dtype=torch.float64)
+    torch.testing.assert_close(f(a * x + b * y), a * f(x) + b * f(y), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.claim("MHA-04")
+@given(t=st.integers(0, 11), s=st.integers(0, 11), seed=st.integers(0, 2**31 - 1))
+def test_the_mlp_computes_within_one_position(t, s, seed):
+    torch.manual_seed(seed)
+    ff = MLP(16).eval()
+    x = torch.randn(1, 12, 16)
+    y = x.clone()
+    y[0, s] += torch.randn(16)
+    if s != t:
+        assert torch.equal(ff(x)[0, t], ff(y)[0, t])  # bit-exact: no mixing between positions
+
+
+@pytest.mark.claim("MHA-04")
+def test_the_mlp_widens_four_times_through_a_gelu(claim_record):
+    ff = MLP(128)
+    assert (ff.fc.in_features, ff.fc.out_features, ff.proj.out_features) == (128, 512, 128)
+    assert isinstance(ff.act, torch.nn.GELU)
+    n = claim_record("MHA-04", count(ff), expected=131_712, tolerance="exact", label="MLP params at d=128")
+    assert n == 8 * 128**2 + 5 * 128 == 131_712

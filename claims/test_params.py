@@ -1,0 +1,114 @@
+"""IT 3.9 Parameter arithmetic: GPT-2 small, formula against module against Hugging Face."""
+from fractions import Fraction
+
+import pytest
+import torch
+
+from model import GPT, gpt2_small_config
+from model.params import (attention_params, breakdown, count, gpt2_block_params, gpt2_small_table,
+                          layernorm_params, mlp_params)
+
+pytestmark = pytest.mark.fast
+
+TABLE = {  # the chapter's GPT-2 small table
+    "token embeddings": 38_597_376, "position embeddings": 786_432, "one block": 7_087_872,
+    "12 blocks": 85_054_464, "final LayerNorm": 1_536, "total (weights tied)": 124_439_808,
+}
+
+
+@pytest.fixture(scope="module")
+def gpt2_ours():
+    with torch.device("meta"):  # shapes only: no memory, no download
+        return GPT(gpt2_small_config())
+
+
+def _hf():
+    return pytest.importorskip("transformers", reason="transformers is not installed "
+                               "(pip install -e '.[hf]'); the Hugging Face cross-check needs it")
+
+
+@pytest.mark.claim("PARAM-01")
+@pytest.mark.parametrize("d", [64, 128, 768, 1600, 12288])
+def test_two_thirds_of_every_block_is_the_mlp(d, claim_record):
+    with_biases = claim_record("PARAM-01", mlp_params(d) / gpt2_block_params(d), expected=2 / 3,
+                               tolerance="in [0.66, 2/3]", label=f"d={d}")
+    assert 0.66 <= with_biases <= 2 / 3
+    assert Fraction(8 * d * d, 12 * d * d) == Fraction(2, 3)  # bias-free: exactly
+
+
+@pytest.mark.claim("PARAM-02")
+def test_attention_is_4d2_plus_4d(gpt2_ours, claim_record):
+    n = attention_params(768)
+    assert n == 4 * 768**2 + 4 * 768 == 2_362_368
+    built = count(gpt2_ours.blocks[0].mix)
+    claim_record("PARAM-02", built, expected=2_362_368, tolerance="exact", label="built attention, d=768")
+    assert built == n
+
+
+@pytest.mark.claim("PARAM-03")
+@pytest.mark.parametrize("d", [1, 16, 768, 4096])
+def test_block_is_12d2_plus_13d(d):
+    assert mlp_params(d) == 8 * d * d + 5 * d
+    assert 2 * layernorm_params(d) == 4 * d
+    assert attention_params(d) + mlp_params(d) + 2 * layernorm_params(d) == 12 * d * d + 13 * d
+
+
+@pytest.mark.claim("PARAM-03", "PARAM-08")
+def test_one_built_gpt2_block_has_the_formulas_count(gpt2_ours, claim_record):
+    n = claim_record("PARAM-08", count(gpt2_ours.blocks[0]), expected=7_087_872, tolerance="exact")
+    assert n == gpt2_block_params(768) == TABLE["one block"]
+
+
+@pytest.mark.claim("PARAM-04")
+def test_dropping_three_attention_biases_saves_2304(claim_record):
+    with torch.device("meta"):
+        biased = GPT(gpt2_small_config(n_layer=1))
+        chapter = GPT(gpt2_small_config(n_layer=1, qkv_bias=False))
+    saved = claim_record("PARAM-04", count(biased.blocks[0]) - count(chapter.blocks[0]),
+                         expected=2_304, tolerance="exact")
+    assert saved == 3 * 768 == 2_304
+    assert count(chapter.blocks[0]) == 12 * 768**2 + 13 * 768 - 3 * 768
+
+
+@pytest.mark.claim("PARAM-05", "PARAM-06", "PARAM-07", "PARAM-09", "PARAM-10")
+def test_the_chapters_table_row_by_row(gpt2_ours, claim_record):
+    rows = gpt2_small_table()
+    for name in TABLE:
+        assert rows[name] == TABLE[name], name
+    b = breakdown(gpt2_ours)
+    built = {"PARAM-06": b["tok.weight"], "PARAM-07": b["pos.table.weight"],
+             "PARAM-09": sum(n for k, n in b.items() if k.startswith("blocks.")),
+             "PARAM-10": b["ln_f.weight"] + b["ln_f.bias"]}
+    for cid, name in [("PARAM-06", "token embeddings"), ("PARAM-07", "position embeddings"),
+                      ("PARAM-09", "12 blocks"), ("PARAM-10", "final LayerNorm")]:
+        claim_record(cid, built[cid], expected=TABLE[name], tolerance="exact", label=f"built {name}")
+        assert built[cid] == TABLE[name]
+    assert "head.weight" not in b  # tied: the output layer is the token table
+
+
+@pytest.mark.claim("PARAM-11")
+def test_the_formula_and_our_model_give_the_published_size(gpt2_ours, claim_record):
+    n = claim_record("PARAM-11", count(gpt2_ours), expected=124_439_808, tolerance="exact",
+                     label="ours (meta device)")
+    assert n == gpt2_small_table()["total (weights tied)"] == 124_439_808
+
+
+@pytest.mark.claim("PARAM-11", "PARAM-02", "PARAM-08")
+def test_hugging_face_gpt2_agrees(claim_record):
+    tf = _hf()
+    with torch.device("meta"):
+        hf = tf.GPT2LMHeadModel(tf.GPT2Config())
+    n = claim_record("PARAM-11", count(hf), expected=124_439_808, tolerance="exact",
+                     label=f"transformers {tf.__version__} GPT2LMHeadModel")
+    assert n == 124_439_808
+    block = hf.transformer.h[0]
+    assert count(block) == 7_087_872
+    assert count(block.attn.c_attn) + count(block.attn.c_proj) == 2_362_368
+
+
+@pytest.mark.claim("PARAM-12")
+def test_almost_a_third_is_the_embedding_table(claim_record):
+    t = gpt2_small_table()
+    share = claim_record("PARAM-12", t["token embeddings"] / t["total (weights tied)"], expected="≈1/3",
+                         tolerance="in (0.28, 0.34)")
+    assert 0.28 < share < 0.34

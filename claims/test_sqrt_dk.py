@@ -1,0 +1,198 @@
+"""IT 3.6 Why sqrt(d_k): the variance argument, saturation, and frozen gradients at init."""
+import functools
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from model import GPT, capture_attention, sqrt_dk_config
+from model.metrics import effective_tokens, entropy, softmax_trace
+
+pytestmark = pytest.mark.fast
+
+WIDTHS = (4, 16, 64, 256, 1024)
+# The document's table: d -> (Var(q.k), std) over 20,000 random pairs
+TABLE = {4: (3.975, 1.994), 16: (16.071, 4.009), 64: (64.249, 8.016),
+         256: (253.065, 15.908), 1024: (1015.562, 31.868)}
+
+
+@functools.cache
+def _scores(d, rows=2000, keys=64):
+    """Unscaled scores of one query against 64 keys, q, k ~ N(0, I_d); drawn once per width."""
+    g = torch.Generator().manual_seed(d)
+    chunks = []
+    for _ in range(rows // 250):  # chunks keep the (250, 64, 1024) keys small
+        q, k = torch.randn(250, 1, d, generator=g), torch.randn(250, keys, d, generator=g)
+        chunks.append((q @ k.transpose(1, 2)).squeeze(1))  # (250, 64)
+    return torch.cat(chunks)
+
+
+def _rows(d, scale=False):
+    """Softmax rows, with or without the division, over the same random draws."""
+    s = _scores(d)
+    return torch.softmax(s / math.sqrt(d) if scale else s, -1)
+
+
+@pytest.mark.claim("SQRT-01")
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 5])
+def test_variance_of_the_dot_product_is_exactly_d(d):
+    """Exact moments over every sign vector: Rademacher entries have mean 0 and variance 1."""
+    dots = [sum(a * b for a, b in zip(s[:d], s[d:])) for s in itertools.product((-1, 1), repeat=2 * d)]
+    n = Fraction(len(dots))
+    mean = sum(map(Fraction, dots)) / n
+    var = sum((Fraction(x) - mean) ** 2 for x in dots) / n
+    assert mean == 0 and var == d  # variances of independent products add up
+
+
+@pytest.mark.claim("SQRT-02")
+@pytest.mark.parametrize("d", WIDTHS)
+def test_measured_variance_is_d_within_sampling_error(d, claim_record):
+    n = 20_000
+    rng = np.random.default_rng(d)  # numpy's ziggurat draws 41M normals ~5x faster than torch
+    q, k = (rng.standard_normal((n, d), dtype=np.float32) for _ in range(2))
+    dots = torch.from_numpy((q.astype(np.float64) * k).sum(1))
+    se = math.sqrt((2 * d * d + 6 * d) / n)  # SE of a sample variance: Var(q.k)=d, kurtosis 3+6/d
+    var = claim_record("SQRT-02", dots.var().item(), expected=TABLE[d][0],
+                       tolerance=f"|var - d| <= 4 SE ({4 * se:.3g})", label=f"d={d}")
+    assert abs(var - d) <= 4 * se
+
+
+@pytest.mark.claim("SQRT-02")
+def test_the_documents_table_is_consistent_with_theory():
+    for d, (var, std) in TABLE.items():
+        assert abs(math.sqrt(var) - std) < 5e-4  # std column = sqrt of the var column, to 3 dp
+        se = math.sqrt((2 * d * d + 6 * d) / 20_000)
+        assert abs(var - d) <= 4 * se  # each printed row is a plausible 20k-pair draw
+
+
+@pytest.mark.claim("SQRT-03")
+def test_linear_layers_are_scale_equivariant_and_softmax_is_not(claim_record):
+    lin = torch.nn.Linear(8, 8, bias=False).double()
+    x = torch.randn(4, 8, dtype=torch.float64)
+    torch.testing.assert_close(lin(2 * x), 2 * lin(x), rtol=0, atol=1e-14)
+    biased = torch.nn.Linear(8, 8).double()
+    assert not torch.allclose(biased(2 * x), 2 * biased(x))  # the claim needs bias-free layers
+    s = torch.randn(100, 64, dtype=torch.float64)
+    cs = torch.linspace(0.1, 20, 60, dtype=torch.float64)
+    H = torch.stack([entropy(torch.softmax(c * s, -1)) for c in cs])  # (60, 100)
+    assert (H[1:] <= H[:-1] + 1e-12).all()  # entropy never rises as the scores sharpen
+    soft, hard = effective_tokens(torch.softmax(s, -1)), effective_tokens(torch.softmax(10 * s, -1))
+    claim_record("SQRT-03", [soft.mean().item(), hard.mean().item()],
+                 tolerance="x10 cuts effective tokens by > 5x", label="effective tokens at x1, x10")
+    assert (hard < soft / 5).all()
+
+
+@pytest.mark.claim("SQRT-04")
+def test_effective_tokens_is_exp_entropy_from_n_to_one():
+    for n in (1, 2, 7, 64):
+        assert effective_tokens(torch.full((n,), 1 / n, dtype=torch.float64)).item() == pytest.approx(n, rel=1e-12)
+    assert effective_tokens(torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64)).item() == 1.0
+    w = torch.softmax(torch.randn(500, 64, dtype=torch.float64), -1)
+    e = effective_tokens(w)
+    assert ((e >= 1) & (e <= 64)).all()
+
+
+@pytest.mark.claim("SQRT-05")
+def test_unscaled_fresh_head_at_256_attends_to_one_token_of_64(claim_record):
+    w_raw, w_div = _rows(256), _rows(256, scale=True)
+    med = claim_record("SQRT-05", effective_tokens(w_raw).median().item(), expected=1,
+                       tolerance="median < 1.5 over 2000 rows", label="effective tokens, no division")
+    mean_div = claim_record("SQRT-05", effective_tokens(w_div).mean().item(), expected="≈40 (derived)",
+                            tolerance="> 30", label="effective tokens, divided")
+    assert med < 1.5 and mean_div > 30
+    # "chosen by nothing but the draw": the winning key position is uniform over the 64
+    counts = torch.bincount(w_raw.argmax(1), minlength=64).numpy()
+    p = claim_record("SQRT-05", stats.chisquare(counts).pvalue, tolerance="chi-square p > 0.001",
+                     label="argmax uniformity p")
+    assert p > 0.001
+
+
+@pytest.mark.claim("SQRT-06")
+def test_softmax_jacobian_diagonal_is_w_times_one_minus_w():
+    s = torch.randn(10, dtype=torch.float64)
+    J = torch.autograd.functional.jacobian(lambda s: torch.softmax(s, -1), s)
+    w = torch.softmax(s, -1)
+    torch.testing.assert_close(J, torch.diag(w) - torch.outer(w, w), rtol=0, atol=1e-15)
+    torch.testing.assert_close(J.diagonal(), w * (1 - w), rtol=0, atol=1e-15)
+    assert J.trace().item() == pytest.approx(softmax_trace(w).item(), abs=1e-15)
+    s_hot = torch.tensor([1e3, 0.0, 0.0, 0.0], dtype=torch.float64)  # one-hot limit
+    J_hot = torch.autograd.functional.jacobian(lambda s: torch.softmax(s, -1), s_hot)
+    assert J_hot.diagonal().abs().max() < 1e-6  # zero at both ends: w = 1 and w = 0
+
+
+@pytest.mark.claim("SQRT-07")
+def test_seven_in_ten_unscaled_rows_are_frozen_at_1024(claim_record):
+    fracs = {}
+    for d in WIDTHS:
+        w = _rows(d)
+        fracs[d] = ((softmax_trace(w) < 0.01).double().mean().item(),
+                    (w.max(1).values > 0.99).double().mean().item())
+    trace_frac, max_frac = fracs[1024]
+    # "seven in ten" read as 0.65-0.75, widened by 5 binomial SEs (SE ~0.010 at 2000 rows)
+    claim_record("SQRT-07", trace_frac, expected=0.7, tolerance="[0.6, 0.8]", label="trace < 0.01")
+    claim_record("SQRT-07", max_frac, expected=0.7, tolerance="[0.6, 0.8]", label="max w > 0.99")
+    assert 0.6 <= trace_frac <= 0.8 and 0.6 <= max_frac <= 0.8
+    frozen = [fracs[d][0] for d in WIDTHS]
+    assert frozen == sorted(frozen) and frozen[1] <= 0.02  # grows with d; nothing frozen at 16
+
+
+@pytest.mark.claim("SQRT-08")
+def test_divided_gradient_quantity_is_flat_at_0_96(claim_record):
+    means = {}
+    for d in WIDTHS:
+        tr = softmax_trace(_rows(d, scale=True))
+        assert (tr < 0.01).sum() == 0  # nothing saturates
+        means[d] = tr.mean().item()
+    claim_record("SQRT-08", means, expected=0.96,
+                 tolerance="each in [0.95, 0.97] (0.96 rounded, ±5 SE); spread < 0.01")
+    assert all(0.95 <= m <= 0.97 for m in means.values())
+    assert max(means.values()) - min(means.values()) < 0.01
+
+
+def _init_score_std(scale):
+    """Score std of the S-SQ head at d_k=1024 on a fresh model: PyTorch default inits."""
+    torch.manual_seed(0)
+    m = GPT(sqrt_dk_config(1024, scale=scale)).eval()
+    stds = []
+    for _ in range(4):
+        with capture_attention(m) as maps, torch.no_grad():
+            m(torch.randint(0, 1024, (4, 128)))
+        stds.append(maps[0].scores.std().item())
+    return sum(stds) / len(stds)
+
+
+@pytest.mark.claim("SQRT-11")
+def test_undivided_head_starts_with_score_std_21(claim_record):
+    """(a) at initialisation. Token + position embeddings N(0,1) each, nn.Linear default init:
+    Var q_j = 128 * 2 / (3 * 128) = 2/3, so std(q.k) = (2/3) sqrt(1024) = 21.33."""
+    std = claim_record("SQRT-11", _init_score_std(scale=False), expected=21,
+                       tolerance="±5 % of 21.33 (derived); 16 batches of 128x128 scores",
+                       label="init score std, no division")
+    assert std == pytest.approx(64 / 3, rel=0.05)
+    assert round(std) == 21
+
+
+@pytest.mark.claim("SQRT-13")
+def test_divided_head_starts_soft(claim_record):
+    std = claim_record("SQRT-13", _init_score_std(scale=True), expected="0.67 (derived init)",
+                       tolerance="±5 % of 2/3", label="init score std, divided")
+    assert std == pytest.approx(2 / 3, rel=0.05)
+
+
+@pytest.mark.claim("SQRT-12")
+def test_a_saturated_softmax_passes_almost_no_gradient(claim_record):
+    s = torch.randn(64, dtype=torch.float64)
+    target = torch.randn(64, dtype=torch.float64)
+
+    def grad_norm(scale):
+        x = (scale * s).requires_grad_()
+        (torch.softmax(x, -1) @ target).backward()
+        return x.grad.norm().item()
+
+    ratio = claim_record("SQRT-12", grad_norm(1e3) / grad_norm(1.0), tolerance="< 1e-6",
+                         label="grad norm at scale 1e3 / scale 1")
+    assert ratio < 1e-6
