@@ -1,0 +1,59 @@
+"""IT 3.16 The implementation check: ours against PyTorch's attention, weights copied."""
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from model import MultiHeadAttention, causal_mask
+
+pytestmark = pytest.mark.fast
+
+
+def _pair(d, h, dtype):
+    ours = MultiHeadAttention(d, h, qkv_bias=True, o_bias=True).to(dtype)
+    ref = nn.MultiheadAttention(d, h, batch_first=True).to(dtype)
+    with torch.no_grad():  # copy weights: q, k, v stacked in one matrix in both
+        ref.in_proj_weight.copy_(ours.qkv.weight)
+        ref.in_proj_bias.copy_(ours.qkv.bias)
+        ref.out_proj.weight.copy_(ours.proj.weight)
+        ref.out_proj.bias.copy_(ours.proj.bias)
+    return ours, ref
+
+
+def _sdpa(ours, x):
+    B, T, d = x.shape
+    h = ours.n_head
+    q, k, v = (t.view(B, T, h, d // h).transpose(1, 2) for t in ours.qkv(x).split(d, 2))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return ours.proj(y.transpose(1, 2).reshape(B, T, d))
+
+
+@pytest.mark.claim("IMPL-01")
+def test_ours_matches_pytorch_at_the_chapters_size(claim_record):
+    torch.manual_seed(0)
+    ours, ref = _pair(128, 4, torch.float32)
+    x = torch.randn(1, 128, 128)
+    with torch.no_grad():
+        y = ours(x)
+        d_mha = (y - ref(x, x, x, attn_mask=~causal_mask(128), need_weights=False)[0]).abs().max().item()
+        d_sdpa = (y - _sdpa(ours, x)).abs().max().item()
+    tol = "< 1e-6: float32 reordering on outputs of mean |y| ~0.15"
+    claim_record("IMPL-01", d_mha, expected=1.79e-7, tolerance=tol, label="ours vs nn.MultiheadAttention")
+    claim_record("IMPL-01", d_sdpa, expected=1.79e-7, tolerance=tol, label="ours vs SDPA")
+    claim_record("IMPL-01", y.abs().mean().item(), expected=0.159, label="mean |output|")
+    assert d_mha < 1e-6 and d_sdpa < 1e-6
+
+
+@pytest.mark.claim("IMPL-01")
+@given(T=st.integers(1, 40), h=st.sampled_from([1, 2, 4, 8]), hs=st.integers(1, 12), seed=st.integers(0, 2**31 - 1))
+def test_ours_matches_pytorch_in_float64_for_any_shape(T, h, hs, seed):
+    torch.manual_seed(seed)
+    ours, ref = _pair(h * hs, h, torch.float64)
+    x = torch.randn(2, T, h * hs, dtype=torch.float64)
+    with torch.no_grad():
+        y = ours(x)
+        torch.testing.assert_close(y, ref(x, x, x, attn_mask=~causal_mask(T), need_weights=False)[0],
+                                   rtol=0, atol=1e-12)  # same arithmetic, another order
+        torch.testing.assert_close(y, _sdpa(ours, x), rtol=0, atol=1e-12)

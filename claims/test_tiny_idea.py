@@ -1,0 +1,80 @@
+"""PL "Pomysł w prostych słowach": the window, one pass for 16 predictions, perplexity."""
+import numpy as np
+import pytest
+import torch
+
+from model import GPT, causal_mask, tiny_lab_config
+from model.metrics import perplexity
+from model.polish import ALPHABET, POLISH_LETTERS
+
+pytestmark = pytest.mark.fast
+
+
+@pytest.mark.claim("TINY-02")
+def test_position_5_sees_only_characters_1_to_5():
+    assert tiny_lab_config().block_size == 16
+    assert causal_mask(16)[4].tolist() == [True] * 5 + [False] * 11
+    torch.manual_seed(0)
+    m = GPT(tiny_lab_config()).eval()
+    x = torch.randint(0, 34, (1, 16))
+    y = x.clone()
+    y[0, 5:] = torch.randint(0, 34, (11,))  # rewrite characters 6..16
+    with torch.no_grad():
+        assert torch.equal(m(x)[0, :5], m(y)[0, :5])
+
+
+@pytest.mark.claim("TINY-03")
+def test_the_labs_numpy_demo_one_pass_equals_sixteen(claim_record):
+    """The lab's own demo, verbatim in substance: W_Q = W_K = W_V = I, the causal mask."""
+    T, d = 16, 4
+    X = np.sin(np.arange(T * d).reshape(T, d))
+
+    def attend(X):
+        S = X @ X.T / np.sqrt(X.shape[1])
+        S = S + np.triu(np.full(S.shape, -np.inf), 1)
+        A = np.exp(S - S.max(axis=1, keepdims=True))
+        return (A / A.sum(axis=1, keepdims=True)) @ X
+
+    once = attend(X)
+    alone = np.array([attend(X[:t + 1])[t] for t in range(T)])
+    claim_record("TINY-03", float(np.abs(once - alone).max()), expected="True (np.allclose)",
+                 tolerance="np.allclose", label="max |one pass - 16 passes|")
+    assert np.allclose(once, alone)
+
+
+@pytest.mark.claim("TINY-03", "TINY-09")
+def test_one_forward_pass_gives_sixteen_predictions_and_loss_terms():
+    torch.manual_seed(0)
+    m = GPT(tiny_lab_config())
+    x = torch.randint(0, 34, (8, 17))
+    logits, loss = m(x[:, :-1], x[:, 1:])
+    terms = torch.nn.functional.cross_entropy(logits.transpose(1, 2), x[:, 1:], reduction="none")
+    assert logits.shape == (8, 16, 34) and terms.shape == (8, 16)  # 16 predictions per window
+    torch.testing.assert_close(loss, terms.mean(), rtol=1e-6, atol=0)  # the mean over 8 x 16
+
+
+@pytest.mark.claim("TINY-07")
+def test_perplexity_is_exp_mean_cross_entropy_and_the_demo_gives_7_26(claim_record):
+    p_true = np.array([0.30, 0.05, 0.12, 0.20])
+    ppl = claim_record("TINY-07", float(np.exp(-np.log(p_true).mean())), expected=7.26,
+                       tolerance="prints as 7.26")
+    assert f"{ppl:.2f}" == "7.26"
+    logits = torch.randn(3, 5, 34, dtype=torch.float64)
+    targets = torch.randint(0, 34, (3, 5))
+    ce = -torch.log_softmax(logits, -1).gather(-1, targets[..., None]).mean().item()
+    assert perplexity(logits, targets) == pytest.approx(np.exp(ce), rel=1e-12)
+
+
+@pytest.mark.claim("TINY-08")
+def test_a_model_that_knows_nothing_chooses_among_34(claim_record):
+    assert len(POLISH_LETTERS) == 32 and len(set(ALPHABET)) == len(ALPHABET) == 34
+    assert set(ALPHABET) - set(POLISH_LETTERS) == {" ", "."}
+    uniform = torch.zeros(1, 1, 34, dtype=torch.float64)
+    assert perplexity(uniform, torch.tensor([[7]])) == pytest.approx(34, rel=1e-12)
+    torch.manual_seed(0)
+    m = GPT(tiny_lab_config()).eval()  # untrained: logits near 0
+    x = torch.randint(0, 34, (64, 17))
+    with torch.no_grad():
+        ppl = claim_record("TINY-08", perplexity(m(x[:, :-1]), x[:, 1:]), expected=34,
+                           tolerance="[25, 45] at N(0, 0.02) init", label="untrained model")
+    assert 25 <= ppl <= 45
