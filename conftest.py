@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-pytest_plugins = ["claims.report"]
+pytest_plugins = ["claims.report", "pytester"]
 
 TIERS = {
     "fast": "analytic claims: seconds on a laptop CPU",
@@ -29,6 +29,10 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     for tier, doc in TIERS.items():
         config.addinivalue_line("markers", f"{tier}: {doc}")
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers:  # xdist: share the cores instead of every worker spinning up all of them
+        import torch
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(workers)))
     forced = os.environ.get("CLAIMS_DEVICE")
     if forced not in (None, "", "cpu", "cuda"):
         raise pytest.UsageError(f"CLAIMS_DEVICE={forced!r}: use 'cpu' or 'cuda', or leave it unset")
