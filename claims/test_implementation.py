@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from model import MultiHeadAttention, causal_mask
 
-pytestmark = pytest.mark.fast
 
 
 def _pair(d, h, dtype):
@@ -30,6 +29,7 @@ def _sdpa(ours, x):
     return ours.proj(y.transpose(1, 2).reshape(B, T, d))
 
 
+@pytest.mark.fast
 @pytest.mark.claim("IMPL-01")
 def test_ours_matches_pytorch_at_the_chapters_size(claim_record):
     torch.manual_seed(0)
@@ -46,6 +46,7 @@ def test_ours_matches_pytorch_at_the_chapters_size(claim_record):
     assert d_mha < 1e-6 and d_sdpa < 1e-6
 
 
+@pytest.mark.fast
 @pytest.mark.claim("IMPL-01")
 @given(T=st.integers(1, 40), h=st.sampled_from([1, 2, 4, 8]), hs=st.integers(1, 12), seed=st.integers(0, 2**31 - 1))
 def test_ours_matches_pytorch_in_float64_for_any_shape(T, h, hs, seed):
@@ -57,3 +58,31 @@ def test_ours_matches_pytorch_in_float64_for_any_shape(T, h, hs, seed):
         torch.testing.assert_close(y, ref(x, x, x, attn_mask=~causal_mask(T), need_weights=False)[0],
                                    rtol=0, atol=1e-12)  # same arithmetic, another order
         torch.testing.assert_close(y, _sdpa(ours, x), rtol=0, atol=1e-12)
+
+
+# ---- DEPTH-01: two blocks overfit ---------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.claim("DEPTH-01")
+def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
+    t1, t2 = depth_ci.train("+layernorm"), depth_ci.train("2-blocks")
+    v1, v2 = depth_ci.val("+layernorm"), depth_ci.val("2-blocks")
+    claim_record("DEPTH-01", [b - a for a, b in zip(t1, t2)], expected=14.49 - 18.77,
+                 tolerance="< 0 on every seed", label="CI scale (10 % slice): train, 2 blocks - 1")
+    claim_record("DEPTH-01", [b - a for a, b in zip(v1, v2)], expected=40.57 - 38.07,
+                 tolerance=">= 0 on every seed", label="CI scale (10 % slice): val, 2 blocks - 1")
+    assert all(b < a for a, b in zip(t1, t2))  # more capacity: better on what it saw
+    assert all(b >= a for a, b in zip(v1, v2))  # ... and no better on what it did not
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("DEPTH-01")
+def test_two_blocks_overfit_at_the_documents_scale(ladder_full, claim_record):
+    """±10 %: one run per model; the catalogue's band for these four numbers."""
+    (t1,), (t2,) = ladder_full.train("+layernorm"), ladder_full.train("2-blocks")
+    (v1,), (v2,) = ladder_full.val("+layernorm"), ladder_full.val("2-blocks")
+    for label, got, doc in (("1 block train", t1, 18.77), ("2 blocks train", t2, 14.49),
+                            ("1 block val", v1, 38.07), ("2 blocks val", v2, 40.57)):
+        claim_record("DEPTH-01", got, expected=doc, tolerance="±10 %", label=f"full scale: {label}")
+    assert t2 < t1 and v2 > v1
+    assert [t1, t2, v1, v2] == pytest.approx([18.77, 14.49, 38.07, 40.57], rel=0.10)

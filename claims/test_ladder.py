@@ -1,14 +1,15 @@
 """IT 3.8 The ablation ladder: its parameter arithmetic (its perplexities are the slow tier)."""
 import dataclasses
 
+import numpy as np
 import pytest
 
 from model import GPT, ladder
 from model.params import config_params, count
 
-pytestmark = pytest.mark.fast
 
 
+@pytest.mark.fast
 def test_each_rung_adds_one_piece_to_the_rung_above():
     """A chain of small edits: two fields where a piece has two parts (a head *replacing*,
     four heads *with* W_o), one everywhere else."""
@@ -18,12 +19,14 @@ def test_each_rung_adds_one_piece_to_the_rung_above():
         assert 1 <= len(changed) <= 2, changed
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("name", list(ladder()))
 def test_every_rung_builds_with_the_count_its_formula_predicts(name):
     c = ladder()[name]
     assert count(GPT(c)) == config_params(c).total
 
 
+@pytest.mark.fast
 @pytest.mark.claim("ABL-02")
 def test_four_heads_cost_one_output_projection(claim_record):
     r = ladder()
@@ -32,6 +35,7 @@ def test_four_heads_cost_one_output_projection(claim_record):
     assert extra == 128 * 128 + 128 == 16_512
 
 
+@pytest.mark.fast
 @pytest.mark.claim("ABL-05")
 def test_layernorm_costs_768_parameters(claim_record):
     r = ladder()
@@ -40,8 +44,154 @@ def test_layernorm_costs_768_parameters(claim_record):
     assert extra == 3 * 2 * 128 == 768  # ln1, ln2, ln_f: gain and bias each
 
 
+@pytest.mark.fast
 @pytest.mark.claim("ABL-06")
 def test_the_shakespeare_model_is_about_half_a_million_parameters(claim_record):
     n = claim_record("ABL-06", count(GPT(ladder()["+layernorm"])), expected=500_000,
                      tolerance="400k..600k ('500.000' is a round figure)")
     assert 400_000 <= n <= 600_000
+
+
+# ---- training claims ----------------------------------------------------------------------
+
+def _gaps(a, b):
+    return [x - y for x, y in zip(a, b)]
+
+
+def draw_ladder(ladder, title):
+    """Bar chart, document beside measured, and the validation curve of every rung."""
+    from claims.scales import DOC_LADDER
+
+    def draw(fig):
+        names = list(ladder.scale.rungs)
+        ax1, ax2 = fig.subplots(1, 2)
+        fig.set_size_inches(12, 4.5)
+        x = np.arange(len(names))
+        doc = [DOC_LADDER[n][0] for n in names]
+        vals = np.array([ladder.val(n) for n in names])  # (rungs, seeds)
+        ax1.bar(x - 0.2, doc, 0.4, label="document (full scale; hatched: derived)", color="tab:gray",
+                hatch=None)
+        for i, n in enumerate(names):
+            if DOC_LADDER[n][1]:
+                ax1.bar(x[i] - 0.2, doc[i], 0.4, color="none", edgecolor="white", hatch="//")
+        ax1.bar(x + 0.2, vals.mean(1), 0.4, yerr=[vals.mean(1) - vals.min(1), vals.max(1) - vals.mean(1)],
+                label=f"measured ({ladder.scale.name}, {len(ladder.scale.seeds)} seeds)", color="tab:blue")
+        ax1.set(xticks=x, ylabel="validation perplexity", title=title, yscale="log")
+        ax1.set_xticklabels(names, rotation=45, ha="right")
+        ax1.legend(fontsize=8)
+        for n in names:
+            rec = ladder.record(n, ladder.scale.seeds[0])
+            ax2.plot(rec["curve"]["step"], rec["curve"]["val_ppl"], marker="o", label=n)
+        ax2.set(xlabel="step", ylabel="val perplexity (seed %d)" % ladder.scale.seeds[0], yscale="log")
+        ax2.legend(fontsize=7, ncol=2)
+
+    return draw
+
+
+@pytest.mark.slow
+@pytest.mark.claim("ABL-01")
+def test_learned_weights_beat_uniform_weights(ladder_ci, claim_record, claim_figure):
+    gap = claim_record("ABL-01", _gaps(ladder_ci.val("mean+residual"), ladder_ci.val("head-added")),
+                       expected=14, tolerance="> 0 on every seed", label="CI scale: uniform - learned")
+    claim_figure("ABL-01", "ladder_ci", draw_ladder(ladder_ci, "the ablation ladder, CI scale"))
+    assert all(g > 0 for g in gap)
+
+
+@pytest.mark.slow
+@pytest.mark.claim("ABL-02")
+def test_four_heads_beat_one_on_average(ladder_ci, claim_record):
+    gap = claim_record("ABL-02", _gaps(ladder_ci.val("head-added"), ladder_ci.val("4-heads")),
+                       expected=3, tolerance="mean over seeds > 0", label="CI scale: 1 head - 4 heads")
+    assert np.mean(gap) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.claim("ABL-02")
+@pytest.mark.xfail(strict=True, reason="at CI scale the 4-head gain is the size of the seed spread: "
+                   "it does not show on every seed (per-seed gaps in the report)")
+def test_four_heads_beat_one_on_every_seed(ladder_ci):
+    assert all(g > 0 for g in _gaps(ladder_ci.val("head-added"), ladder_ci.val("4-heads")))
+
+
+@pytest.mark.slow
+@pytest.mark.claim("ABL-03")
+def test_a_head_added_beats_the_same_head_replacing(ladder_ci, claim_record):
+    gap = claim_record("ABL-03", _gaps(ladder_ci.val("head-replacing"), ladder_ci.val("head-added")),
+                       expected=9, tolerance="> 0 on every seed", label="CI scale: replacing - added")
+    assert all(g > 0 for g in gap)
+
+
+@pytest.mark.slow
+@pytest.mark.claim("ABL-04")
+def test_the_residual_matters_far_more_for_the_mean_than_for_a_head(ladder_ci, claim_record):
+    mean_gain = _gaps(ladder_ci.val("mean"), ladder_ci.val("mean+residual"))
+    head_gain = _gaps(ladder_ci.val("head-replacing"), ladder_ci.val("head-added"))
+    ratio = claim_record("ABL-04", [m / h for m, h in zip(mean_gain, head_gain)], expected=188 / 9,
+                         tolerance="> 5 on every seed", label="CI scale: residual's gain, mean / head")
+    assert all(r > 5 for r in ratio)
+
+
+@pytest.mark.slow
+@pytest.mark.claim("ABL-05")
+def test_layernorm_helps_a_little_on_average(ladder_ci, claim_record):
+    gap = claim_record("ABL-05", _gaps(ladder_ci.val("+mlp"), ladder_ci.val("+layernorm")),
+                       expected=1.8, tolerance="mean over seeds > 0", label="CI scale: without - with LN")
+    assert np.mean(gap) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.claim("ABL-05")
+@pytest.mark.xfail(strict=True, reason="at CI scale LayerNorm's small gain is inside the seed "
+                   "spread: it does not show on every seed (per-seed gaps in the report)")
+def test_layernorm_helps_on_every_seed(ladder_ci):
+    assert all(g > 0 for g in _gaps(ladder_ci.val("+mlp"), ladder_ci.val("+layernorm")))
+
+
+@pytest.mark.slow
+def test_the_ci_ladder_matches_its_pin(ladder_ci, pin):
+    """Per-seed perplexities of every rung. rtol 1e-4: runs are deterministic on CPU (identical
+    with 1 and 2 threads); the pin flags any change to the pipeline, well inside seed spread."""
+    from claims.scales import LADDER_CI
+    values = {f"{r}/val": ladder_ci.val(r) for r in LADDER_CI.rungs}
+    values.update({f"{r}/train": ladder_ci.train(r) for r in LADDER_CI.rungs})
+    pin("ladder_ci", values, rtol=1e-4, meaning="val and train perplexity per rung (rows: seeds 0, 1, 2) "
+        "of the ablation ladder at CI scale", config={"scale": LADDER_CI.name, "train": LADDER_CI.train,
+                                                       "rungs": list(LADDER_CI.rungs), "seeds": LADDER_CI.seeds})
+
+
+# Full scale. Derived ladder values (catalogue §2a) carry ±0.5 per rounded difference; the
+# bands below are the catalogue's: 14 ± 50 %, 3 in [1, 6], 9 in [4, 14], 188 in [140, 240].
+
+@pytest.mark.gpu
+@pytest.mark.claim("ABL-01")
+def test_learned_weights_beat_uniform_by_14_at_full_scale(ladder_full, claim_record, claim_figure):
+    (gap,) = claim_record("ABL-01", _gaps(ladder_full.val("mean+residual"), ladder_full.val("head-added")),
+                          expected=14, tolerance="[7, 21]", label="full scale")
+    claim_figure("ABL-01", "ladder_full", draw_ladder(ladder_full, "the ablation ladder, full scale"))
+    assert 7 <= gap <= 21
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("ABL-02")
+def test_four_heads_buy_3_points_at_full_scale(ladder_full, claim_record):
+    (gap,) = claim_record("ABL-02", _gaps(ladder_full.val("head-added"), ladder_full.val("4-heads")),
+                          expected=3, tolerance="[1, 6]", label="full scale")
+    assert 1 <= gap <= 6
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("ABL-03", "ABL-04")
+def test_the_residual_is_worth_188_for_the_mean_and_9_for_a_head(ladder_full, claim_record):
+    (mean_gain,) = _gaps(ladder_full.val("mean"), ladder_full.val("mean+residual"))
+    (head_gain,) = _gaps(ladder_full.val("head-replacing"), ladder_full.val("head-added"))
+    claim_record("ABL-04", mean_gain, expected=188, tolerance="[140, 240]", label="full scale: mean")
+    claim_record("ABL-03", head_gain, expected=9, tolerance="[4, 14]", label="full scale: head")
+    assert 140 <= mean_gain <= 240 and 4 <= head_gain <= 14
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("ABL-05")
+def test_layernorm_buys_1_8_at_full_scale(ladder_full, claim_record):
+    (gap,) = claim_record("ABL-05", _gaps(ladder_full.val("+mlp"), ladder_full.val("+layernorm")),
+                          expected=1.8, tolerance="[0.5, 4]", label="full scale")
+    assert 0.5 <= gap <= 4

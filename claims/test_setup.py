@@ -1,15 +1,16 @@
 """IT 3.1 Setup and corpus: the arithmetic of the ladder's setup (the corpus itself: slow tier)."""
+import numpy as np
 import pytest
 
 from model import shakespeare_config
 from model.data import split
 from model.train import SHAKESPEARE_FULL
 
-pytestmark = pytest.mark.fast
 
 CHARS, TOKENS = 1_115_394, 459_760  # the document's figures
 
 
+@pytest.mark.fast
 @pytest.mark.claim("CORP-01")
 def test_chars_per_token_rounds_to_2_43(claim_record):
     ratio = claim_record("CORP-01", CHARS / TOKENS, expected=2.43, tolerance="rounds to 2 dp",
@@ -17,6 +18,7 @@ def test_chars_per_token_rounds_to_2_43(claim_record):
     assert round(ratio, 2) == 2.43
 
 
+@pytest.mark.fast
 @pytest.mark.claim("CORP-02")
 def test_ninety_ten_split_is_contiguous_and_sized(claim_record):
     train, val = split(range(TOKENS))
@@ -25,6 +27,7 @@ def test_ninety_ten_split_is_contiguous_and_sized(claim_record):
     assert train[-1] + 1 == val[0]  # contiguous: the held-out text follows the training text
 
 
+@pytest.mark.fast
 @pytest.mark.claim("CORP-03")
 def test_ladder_budget_is_the_documents(claim_record):
     c, b = shakespeare_config(), SHAKESPEARE_FULL
@@ -36,3 +39,175 @@ def test_ladder_budget_is_the_documents(claim_record):
     epochs = claim_record("CORP-03", predictions / 413_784, expected=59.4, tolerance="±0.05",
                           label="epochs of the 90 % split")
     assert epochs == pytest.approx(59.4, abs=0.05)  # far from one pass: overfitting is possible
+
+
+# ---- the corpus and the tokenizer ---------------------------------------------------------
+
+import hashlib  # noqa: E402
+from collections import Counter  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from model import data  # noqa: E402
+from model.bpe import BPE, pretokenize, train_bpe, word_counts  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def shakespeare_text():
+    try:
+        return data.load_text("tinyshakespeare")
+    except data.CorpusUnavailable as e:
+        pytest.skip(str(e))
+
+
+@pytest.mark.fast
+@pytest.mark.claim("CORP-01")
+def test_the_corpus_has_1115394_characters(shakespeare_text, claim_record):
+    n = claim_record("CORP-01", len(shakespeare_text), expected=CHARS, tolerance="exact",
+                     label="characters")
+    assert n == CHARS
+
+
+@pytest.mark.slow
+@pytest.mark.claim("CORP-01")
+def test_bpe_1024_gives_459760_tokens_and_round_trips(shakespeare_text, shakespeare_tokens, claim_record):
+    n = claim_record("CORP-01", len(shakespeare_tokens), expected=TOKENS,
+                     tolerance="±0.1 % (pre-tokenisation and tie-breaking details move a few tokens)",
+                     label="tokens, our BPE")
+    ratio = claim_record("CORP-01", len(shakespeare_text) / n, expected=2.43, tolerance="rounds to 2.43",
+                         label="characters per token, our BPE")
+    assert abs(n - TOKENS) <= 0.001 * TOKENS and round(ratio, 2) == 2.43
+    _, bpe = data.bpe_tokens("tinyshakespeare", 1024)
+    assert bpe.vocab_size == 1024
+    assert bpe.decode(shakespeare_tokens.tolist()) == shakespeare_text  # lossless
+
+
+@pytest.mark.slow
+@pytest.mark.claim("CORP-01")
+def test_hugging_face_tokenizers_trained_alike_agree_with_ours(shakespeare_text, shakespeare_tokens, claim_record):
+    tk = pytest.importorskip("tokenizers", reason="tokenizers is not installed (pip install -e '.[hf]')")
+    tok = tk.Tokenizer(tk.models.BPE())
+    tok.pre_tokenizer = tk.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    trainer = tk.trainers.BpeTrainer(vocab_size=1024, show_progress=False,
+                                     initial_alphabet=tk.pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator([shakespeare_text], trainer)
+    theirs = claim_record("CORP-01", len(tok.encode(shakespeare_text).ids), expected=TOKENS,
+                          tolerance="within 0.1 % of ours", label=f"tokens, HF tokenizers {tk.__version__}")
+    assert abs(theirs - len(shakespeare_tokens)) <= 0.001 * len(shakespeare_tokens)
+
+
+@pytest.mark.slow
+@pytest.mark.claim("CORP-02")
+def test_the_token_split_is_ninety_ten_and_contiguous(shakespeare_tokens, claim_record):
+    train, val = split(shakespeare_tokens)
+    n = len(shakespeare_tokens)
+    claim_record("CORP-02", [len(train), len(val)], expected=[413_784, 45_976],
+                 tolerance="int(0.9 N), N - int(0.9 N) of our N", label="our token split")
+    assert (len(train), len(val)) == (int(0.9 * n), n - int(0.9 * n))
+    assert np.array_equal(np.concatenate([train, val]), shakespeare_tokens)
+
+
+# ---- the tokenizer as code (no claim: the machinery the claims stand on) -------------------
+
+def _naive_bpe(text, vocab_size):
+    """The textbook algorithm: recount every pair after every merge. Slow, obviously right."""
+    words = {tuple(w): c for w, c in word_counts(text).items()}
+    merges = []
+    while len(merges) < vocab_size - 256:
+        pairs = Counter()
+        for w, c in words.items():
+            for p in zip(w, w[1:]):
+                pairs[p] += c
+        if not pairs:
+            break
+        best = min(pairs, key=lambda p: (-pairs[p], p))
+        new = 256 + len(merges)
+        merges.append(best)
+        words = {tuple(_merged(w, best, new)): c for w, c in words.items()}
+    return tuple(merges)
+
+
+def _merged(w, pair, new):
+    out, i = [], 0
+    while i < len(w):
+        if i + 1 < len(w) and (w[i], w[i + 1]) == pair:
+            out.append(new)
+            i += 2
+        else:
+            out.append(w[i])
+            i += 1
+    return out
+
+
+SAMPLE = ("First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n\n"
+          "First Citizen:\nYou are all resolved rather to die than to famish?\n\nAll:\nResolved. resolved.\n") * 3
+
+
+@pytest.mark.fast
+def test_incremental_pair_counts_learn_the_same_merges_as_recounting():
+    assert train_bpe(SAMPLE, 330).merges == _naive_bpe(SAMPLE, 330)
+
+
+@pytest.mark.fast
+@given(st.text(max_size=200))
+@settings(max_examples=50)
+def test_pretokens_concatenate_back_and_any_text_round_trips(text):
+    assert "".join(pretokenize(text)) == text
+    bpe = _sample_bpe()
+    assert bpe.decode(bpe.encode(text)) == text
+
+
+_BPE = {}
+
+
+def _sample_bpe() -> BPE:
+    if "b" not in _BPE:
+        _BPE["b"] = train_bpe(SAMPLE, 300)
+    return _BPE["b"]
+
+
+# ---- the loader: every failure is one line that says how to fix it ---------------------------
+
+def _fake_corpus(monkeypatch, tmp_path, content=b"to be or not to be\n", url=None):
+    src = tmp_path / "origin.txt"
+    src.write_bytes(content)
+    c = data.Corpus("toy", "toy.txt", url or src.as_uri(), hashlib.sha256(b"to be or not to be\n").hexdigest(), 19)
+    monkeypatch.setitem(data.CORPORA, "toy", c)
+    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CLAIMS_DATA_DIR", raising=False)
+    return c
+
+
+@pytest.mark.fast
+def test_a_download_is_checked_and_cached(monkeypatch, tmp_path):
+    _fake_corpus(monkeypatch, tmp_path)
+    p = data.corpus_path("toy")
+    assert p == tmp_path / "cache" / "data" / "toy.txt" and p.read_text() == "to be or not to be\n"
+
+
+@pytest.mark.fast
+def test_a_checksum_mismatch_refuses_the_data_in_one_line(monkeypatch, tmp_path):
+    _fake_corpus(monkeypatch, tmp_path)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "toy.txt").write_text("to be or not to be?\n")
+    monkeypatch.setenv("CLAIMS_DATA_DIR", str(tmp_path / "d"))
+    with pytest.raises(data.CorpusUnavailable, match="sha256 .* is not the expected") as e:
+        data.corpus_path("toy")
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.fast
+def test_a_changed_origin_is_not_used(monkeypatch, tmp_path):
+    _fake_corpus(monkeypatch, tmp_path, content=b"to be, or not to be\n")
+    with pytest.raises(data.CorpusUnavailable, match="the origin changed"):
+        data.corpus_path("toy")
+    assert not (tmp_path / "cache" / "data" / "toy.txt").exists()  # nothing wrong is kept
+
+
+@pytest.mark.fast
+def test_no_network_says_how_to_fix_it(monkeypatch, tmp_path):
+    _fake_corpus(monkeypatch, tmp_path, url="http://127.0.0.1:9/toy.txt")  # nothing listens there
+    with pytest.raises(data.CorpusUnavailable, match="set CLAIMS_DATA_DIR") as e:
+        data.corpus_path("toy", timeout=5)
+    assert "\n" not in str(e.value)

@@ -1,0 +1,73 @@
+"""Trainer throughput on the full-scale one-block model (d 128, window 128, batch 64) beside
+this machine's fp32 matmul rate, measured in the same run. Prints figures; asserts nothing.
+
+    python benchmarks/throughput.py [--steps 30] [--device cpu]
+
+Effective FLOP per trained token: 6 N for the weight matmuls (N = parameters outside the
+embedding tables) plus 12 L T d for attention's two T x T matmuls, forward and backward.
+"""
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from model import GPT, ladder
+from model.train import SHAKESPEARE_FULL
+
+
+def matmul_gflops(device, n=2048, reps=10):
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+    for _ in range(2):
+        a @ b
+    t = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return 2 * n ** 3 * reps / (time.perf_counter() - t) / 1e9
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = ap.parse_args()
+    device = torch.device(args.device)
+    cfg = ladder()["+layernorm"]
+    B, T = SHAKESPEARE_FULL.batch_size, cfg.block_size
+    torch.manual_seed(0)
+    model = GPT(cfg).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    data = torch.as_tensor(np.random.default_rng(0).integers(0, cfg.vocab_size, 200_000))
+
+    def step():
+        ix = torch.randint(len(data) - T - 1, (B,))
+        w = data[ix[:, None] + torch.arange(T + 1)].to(device)
+        _, loss = model(w[:, :-1], w[:, 1:])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    t = time.perf_counter()
+    for _ in range(args.steps):
+        step()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    dt = time.perf_counter() - t
+    tokens_s = args.steps * B * T / dt
+    n_matmul = sum(p.numel() for n, p in model.named_parameters() if not n.startswith(("tok.", "pos.")))
+    flop_per_token = 6 * n_matmul + 12 * cfg.n_layer * T * cfg.d_model
+    eff = tokens_s * flop_per_token / 1e9
+    peak = matmul_gflops(device)
+    print(f"device {device} | torch {torch.__version__} | threads {torch.get_num_threads()}")
+    print(f"trainer: {tokens_s:,.0f} tokens/s ({dt / args.steps * 1000:.0f} ms/step, batch {B} x {T})")
+    print(f"effective: {eff:.1f} GFLOP/s ({flop_per_token / 1e6:.2f} MFLOP/token, N = {n_matmul:,})")
+    print(f"fp32 matmul 2048^3: {peak:.1f} GFLOP/s")
+    print(f"ratio: {eff / peak:.0%}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""The run cache: each (config, seed, data, code) is trained once, whoever asks for it.
+
+Several claims read the same training run, and pytest-xdist workers ask for runs at the same
+time. A run is stored as JSON under ``cache_dir()/runs/<key>.json``, keyed by the model and
+training configs, the corpus and its slice, the seed, the device type, torch's version and a
+hash of this package's source. A file lock per key makes one process train it while the
+others wait; ``ensure`` lets several processes share out a list of runs.
+"""
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+from filelock import FileLock, Timeout
+
+from .data import CORPORA, bpe_tokens, cache_dir, split
+from .gpt import GPTConfig
+from .train import TrainConfig, train
+
+
+def code_version() -> str:
+    """A hash of model/*.py: any change to the package invalidates cached runs."""
+    h = hashlib.sha256()
+    for p in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(p.name.encode() + p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that determines a training run's result."""
+
+    model: GPTConfig
+    train: TrainConfig
+    seed: int = 0
+    corpus: str = "tinyshakespeare"
+    vocab_size: int = 1024
+    train_slice: float = 1.0  # the leading fraction of the training split to train on
+    device: str = "cpu"
+    label: str = field(default="", compare=False)  # a name for humans; not part of the key
+
+    def key(self) -> str:
+        d = asdict(self)
+        d.pop("label")
+        d.update(device=torch.device(self.device).type, corpus_sha=CORPORA[self.corpus].sha256,
+                 torch=torch.__version__, code=code_version())
+        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def _paths(spec: RunSpec) -> tuple[Path, Path]:
+    d = cache_dir() / "runs"
+    d.mkdir(parents=True, exist_ok=True)
+    k = spec.key()
+    return d / f"{k}.json", d / f"{k}.lock"
+
+
+def _train(spec: RunSpec, log) -> dict:
+    tokens, _ = bpe_tokens(spec.corpus, spec.vocab_size)
+    tr, va = split(tokens)
+    tr = tr[: int(spec.train_slice * len(tr))]
+    rec = train(spec.model, spec.train, tr, va, seed=spec.seed, device=spec.device, log=log)
+    rec.update(label=spec.label, key=spec.key(), train_slice=spec.train_slice,
+               torch=torch.__version__, code=code_version())
+    return rec
+
+
+def get(spec: RunSpec, log=print) -> dict:
+    """The run's record, trained now if no process has trained it before."""
+    path, lock = _paths(spec)
+    with FileLock(str(lock)):
+        if path.is_file():
+            return json.loads(path.read_text())
+        return _store(spec, path, log)
+
+
+def ensure(specs: list[RunSpec], log=print) -> list[dict]:
+    """All the runs, sharing the work with any other process asking for the same list:
+    a run another process is training is skipped and waited for at the end."""
+    for spec in specs:
+        path, lock = _paths(spec)
+        if path.is_file():
+            continue
+        try:
+            with FileLock(str(lock), timeout=0):
+                if not path.is_file():
+                    _store(spec, path, log)
+        except Timeout:
+            pass  # another process is training it; get() below waits for it
+    return [get(s, log) for s in specs]
+
+
+def _store(spec: RunSpec, path: Path, log) -> dict:
+    """Train and write atomically (the caller holds the lock)."""
+    rec = _train(spec, log)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(rec))
+    tmp.replace(path)
+    return rec
