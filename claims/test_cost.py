@@ -11,7 +11,6 @@ from torch.overrides import TorchFunctionMode
 
 from model import MLP, Block, MultiHeadAttention
 
-pytestmark = pytest.mark.fast
 
 # The chapter's table: n -> (ms total, ms projections, attention matrix MB, peak MB)
 TABLE = {128: (2.246, 1.324, 0.5, 14.6), 256: (2.855, 2.113, 2.0, 19.2), 512: (5.761, 3.105, 8.0, 34.4),
@@ -43,6 +42,7 @@ def _census(n, d=64, heads=8):
     return c.out
 
 
+@pytest.mark.fast
 @pytest.mark.claim("COST-01")
 def test_only_the_scores_and_the_weights_are_n_by_n(claim_record):
     small, big = _census(32), _census(64)  # the same ops at n and 2n
@@ -64,6 +64,7 @@ def test_only_the_scores_and_the_weights_are_n_by_n(claim_record):
                  label="ops producing float n x n tensors")
 
 
+@pytest.mark.fast
 @pytest.mark.claim("COST-02")
 def test_the_attention_matrix_column_is_8_heads_n2_times_4_bytes(claim_record):
     for n, (_, _, mb, _) in TABLE.items():
@@ -79,6 +80,7 @@ def _ratio_range(a, b, half_ulp):
     return (b - half_ulp) / (a + half_ulp), (b + half_ulp) / (a - half_ulp)
 
 
+@pytest.mark.fast
 @pytest.mark.claim("COST-03")
 def test_the_x4_columns_are_ratios_to_the_row_above():
     ns = sorted(TABLE)
@@ -89,6 +91,7 @@ def test_the_x4_columns_are_ratios_to_the_row_above():
         assert lo - 0.005 <= MB_X4[i] <= hi + 0.005, (n, lo, hi)  # the ratio of the unrounded values
 
 
+@pytest.mark.fast
 @pytest.mark.claim("COST-04")
 def test_the_tables_fitted_exponents_are_1_91_and_1_87(claim_record):
     ns = [1024, 2048, 4096, 8192]  # "last four rows", least squares on log-log
@@ -99,11 +102,13 @@ def test_the_tables_fitted_exponents_are_1_91_and_1_87(claim_record):
     assert round(t, 2) == 1.91 and round(m, 2) == 1.87
 
 
+@pytest.mark.fast
 @pytest.mark.claim("COST-06")
 def test_the_tables_projections_grow_tenfold_for_eightfold_tokens():
     assert abs(TABLE[8192][1] / TABLE[1024][1] - 10) < 0.05
 
 
+@pytest.mark.fast
 @pytest.mark.claim("COST-07")
 def test_16384_tokens_need_8_gib_of_scores(claim_record):
     scores = 8 * 16384**2 * 4
@@ -111,3 +116,133 @@ def test_16384_tokens_need_8_gib_of_scores(claim_record):
     assert scores > 8e9  # more than an "8 GB" card holds, before the model or the weights
     claim_record("COST-07", 2 * scores / 2**30, expected=16, tolerance="exact",
                  label="GiB for scores + weights at 16,384 tokens")
+
+
+# ---- tiled attention (FlashAttention's idea) -----------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from model.attention import attend, tiled_attention  # noqa: E402
+
+
+@pytest.mark.fast
+@pytest.mark.claim("COST-09")
+@given(T=st.integers(1, 70), hs=st.integers(1, 16), tile=st.integers(1, 33), causal=st.booleans(),
+       seed=st.integers(0, 2**31 - 1))
+def test_tiled_attention_computes_the_same_result(T, hs, tile, causal, seed):
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(2, 3, T, hs, generator=g) for _ in range(3))
+    full = attend(q, k, v, causal=causal)
+    torch.testing.assert_close(tiled_attention(q, k, v, causal=causal, tile=tile), full,
+                               rtol=0, atol=1e-6)  # float32: the same sums, regrouped
+
+
+@pytest.mark.fast
+@pytest.mark.claim("COST-09")
+def test_tiled_attention_never_holds_more_than_one_tile_of_scores(claim_record):
+    q = k = v = torch.randn(1, 8, 1000, 64)
+    biggest = []
+    tiled_attention(q, k, v, tile=128, probe=lambda s: biggest.append(s.numel()))
+    claim_record("COST-09", max(biggest), expected=8 * 128 * 128, tolerance="<= one 8 x 128 x 128 block",
+                 label="largest score block held at n=1000 (the full matrix: 8,000,000)")
+    assert max(biggest) <= 8 * 128 * 128 < 8 * 1000 * 1000
+
+
+# ---- measured scaling: CPU (slow) and CUDA (gpu) --------------------------------------------
+
+from model.cost import CORES, CostConfig, measure, slope, table  # noqa: E402
+
+CPU_NS = (128, 256, 512, 1024, 2048, 4096)  # scores at 4096: 512 MiB; 8192 (2 GiB) in the benchmark
+CI_COST = CostConfig(repeats=3, warmup=1)
+
+
+@pytest.fixture(scope="module")
+def cost_rows(device):
+    dev = torch.device("cpu")
+    return {kind: [measure(n, kind, CI_COST, dev) for n in CPU_NS] for kind in CORES}
+
+
+def _last4(rows, key):
+    return slope([r["n"] for r in rows[-4:]], [r[key] for r in rows[-4:]])
+
+
+@pytest.mark.slow
+@pytest.mark.claim("COST-04", "COST-05")
+def test_time_and_memory_grow_as_n_squared(cost_rows, claim_record, claim_figure):
+    naive = cost_rows["naive"]
+    (t, t_se), (m, m_se) = _last4(naive, "ms_total"), _last4(naive, "peak_bytes")
+    claim_record("COST-04", round(t, 3), expected=1.91, tolerance=f"[1.7, 2.2]; SE {t_se:.3f} (median of 3)",
+                 label="time exponent, last four sizes (CPU)")
+    claim_record("COST-04", round(m, 3), expected=1.87, tolerance=f"[1.8, 2.05]; SE {m_se:.3f}",
+                 label="memory exponent, last four sizes (CPU)")
+    ratio = naive[-1]["peak_bytes"] / naive[-2]["peak_bytes"]
+    claim_record("COST-05", round(ratio, 3), expected=3.91, tolerance="[3.3, 4.1]",
+                 label=f"peak memory ratio {CPU_NS[-2]} -> {CPU_NS[-1]} (CPU)")
+    claim_record("COST-04", table(naive), label="our table (CPU, naive layer)")
+    claim_figure("COST-04", "cost_loglog", _draw_cost(cost_rows))
+    assert 1.7 <= t <= 2.2 and 1.8 <= m <= 2.05
+    assert 3.3 <= ratio <= 4.1  # the memory ratio climbs towards 4
+
+
+@pytest.mark.slow
+@pytest.mark.claim("COST-06")
+def test_the_projections_grow_linearly(cost_rows, claim_record):
+    p, se = _last4(cost_rows["naive"], "ms_projections")
+    claim_record("COST-06", round(p, 3), expected="≈1 (×10 for ×8)", tolerance=f"[0.8, 1.25]; SE {se:.3f}",
+                 label="projection time exponent, last four sizes (CPU)")
+    assert 0.8 <= p <= 1.25
+
+
+@pytest.mark.slow
+@pytest.mark.claim("COST-09")
+def test_tiled_memory_grows_linearly_where_naive_grows_quadratically(cost_rows, claim_record):
+    slopes = {kind: round(_last4(rows, "peak_bytes")[0], 3) for kind, rows in cost_rows.items()}
+    claim_record("COST-09", slopes, tolerance="tiled <= 1.2 and naive >= 1.8",
+                 label="peak-memory exponent per core, last four sizes (CPU)")
+    assert slopes["tiled"] <= 1.2 and slopes["naive"] >= 1.8
+
+
+def _draw_cost(rows):
+    def draw(fig):
+        ax1, ax2 = fig.subplots(1, 2)
+        fig.set_size_inches(11, 4.2)
+        doc_n = sorted(TABLE)
+        ax1.plot(doc_n, [TABLE[n][0] for n in doc_n], "k--", label="chapter (laptop GPU)")
+        ax2.plot(doc_n, [TABLE[n][3] for n in doc_n], "k--", label="chapter (laptop GPU)")
+        for kind, rs in rows.items():
+            ns = [r["n"] for r in rs]
+            ax1.plot(ns, [r["ms_total"] for r in rs], marker="o", label=f"{kind} (this CPU)")
+            ax2.plot(ns, [r["peak_bytes"] / 2**20 for r in rs], marker="o", label=f"{kind} (this CPU)")
+        ax1.set(xscale="log", yscale="log", xlabel="tokens n", ylabel="ms per forward", title="time")
+        ax2.set(xscale="log", yscale="log", xlabel="tokens n", ylabel="peak MiB", title="memory")
+        ax1.legend(fontsize=8)
+        ax2.legend(fontsize=8)
+    return draw
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("COST-04", "COST-07")
+def test_on_cuda_the_scores_hit_the_memory_wall_where_the_arithmetic_says(device, claim_record):
+    if device.type != "cuda":
+        pytest.skip("the out-of-memory point is a property of a CUDA card")
+    ns = (1024, 2048, 4096, 8192, 16384)
+    total = torch.cuda.get_device_properties(device).total_memory
+    rows = [measure(n, "naive", CostConfig(), device) for n in ns]
+    m, _ = slope(ns[-4:], [r["peak_bytes"] for r in rows[-4:]])
+    claim_record("COST-04", round(m, 3), expected=1.87, tolerance="[1.8, 2.05]", label="memory exponent (CUDA)")
+    predicted = 2 * 8 * 16384**2 * 4  # scores and weights live at once
+    claim_record("COST-07", rows[-1]["peak_bytes"] / 2**30, expected=16, tolerance="within 10 % of 16 GiB",
+                 label=f"peak GiB at 16,384 tokens on {torch.cuda.get_device_name(device)}")
+    assert 1.8 <= m <= 2.05
+    assert rows[-1]["peak_bytes"] == pytest.approx(predicted, rel=0.10)
+    # an 8 GB card: cap this process at 8e9 bytes and the naive layer cannot run; the tiled one can
+    torch.cuda.set_per_process_memory_fraction(8e9 / total, device)
+    try:
+        with pytest.raises(torch.OutOfMemoryError):
+            measure(16384, "naive", CostConfig(repeats=1, warmup=0), device)
+        torch.cuda.empty_cache()
+        measure(16384, "tiled", CostConfig(repeats=1, warmup=0, tile=1024), device)
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0, device)
+        torch.cuda.empty_cache()

@@ -94,3 +94,37 @@ class LearnedMixing(nn.Module):
 
     def forward(self, x):  # (B, T, d)
         return self.weights(x.shape[1]) @ x
+
+
+def tiled_attention(q, k, v, *, causal=True, scale=True, tile=128, probe=None):
+    """The same result as ``attend``, computed a tile of keys at a time (FlashAttention's idea).
+
+    For each tile of queries, a running maximum ``m``, a running normaliser ``l`` and a running
+    weighted sum ``acc`` are rescaled whenever a new key tile raises the maximum (the "online
+    softmax"). No more than one (tile x tile) block of scores exists at any moment: memory is
+    linear in n. ``probe(scores_block)`` sees every block, for the claims that count them.
+    """
+    T, hs = q.shape[-2], q.shape[-1]
+    s_scale = 1 / math.sqrt(hs) if scale else 1.0
+    out = torch.empty_like(q)
+    for i0 in range(0, T, tile):
+        qi = q[..., i0:i0 + tile, :]                                   # (..., tq, hs)
+        m = torch.full(qi.shape[:-1], float("-inf"), dtype=q.dtype, device=q.device)  # (..., tq)
+        l = torch.zeros_like(m)
+        acc = torch.zeros_like(qi)
+        for j0 in range(0, (i0 + qi.shape[-2]) if causal else T, tile):
+            s = (qi @ k[..., j0:j0 + tile, :].transpose(-2, -1)) * s_scale  # (..., tq, tk)
+            if causal and j0 + s.shape[-1] > i0:  # the block crosses the diagonal
+                rows = torch.arange(i0, i0 + s.shape[-2], device=q.device)[:, None]
+                cols = torch.arange(j0, j0 + s.shape[-1], device=q.device)[None, :]
+                s = s.masked_fill(cols > rows, float("-inf"))
+            if probe is not None:
+                probe(s)
+            m_new = torch.maximum(m, s.amax(-1))
+            p = torch.exp(s - m_new[..., None])
+            correction = torch.exp(m - m_new)
+            l = l * correction + p.sum(-1)
+            acc = acc * correction[..., None] + p @ v[..., j0:j0 + tile, :]
+            m = m_new
+        out[..., i0:i0 + tile, :] = acc / l[..., None]
+    return out

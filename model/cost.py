@@ -1,0 +1,141 @@
+"""What one attention layer costs, measured: time per part and peak memory, across n.
+
+The layer is the chapter's (width 512, 8 heads, batch 1, float32): projections, then the
+naive core that materialises the n x n scores and weights. The same layer can run its core
+tiled (online softmax) or through torch's ``scaled_dot_product_attention``.
+
+Times are medians of repeats after warm-up, per part: the projections (q, k, v and W_o) and
+the core. Peak memory comes from the allocator: ``torch.profiler`` memory events on CPU,
+``torch.cuda.max_memory_allocated`` on CUDA. Nothing here estimates what it can measure.
+"""
+import statistics
+import time
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from scipy import stats
+
+from .attention import attend, tiled_attention
+
+CORES = ("naive", "tiled", "sdpa")
+
+
+@dataclass(frozen=True)
+class CostConfig:
+    d_model: int = 512
+    n_head: int = 8
+    batch: int = 1
+    causal: bool = True
+    repeats: int = 5
+    warmup: int = 2
+    tile: int = 256
+
+
+class Layer(torch.nn.Module):
+    def __init__(self, cfg: CostConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.qkv = torch.nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = torch.nn.Linear(cfg.d_model, cfg.d_model)
+
+    def project(self, x):
+        B, T, d = x.shape
+        h = self.cfg.n_head
+        return [t.view(B, T, h, d // h).transpose(1, 2) for t in self.qkv(x).split(d, 2)]  # 3 x (B, nh, T, hs)
+
+    def core(self, q, k, v, kind):
+        if kind == "naive":
+            return attend(q, k, v, causal=self.cfg.causal)
+        if kind == "tiled":
+            return tiled_attention(q, k, v, causal=self.cfg.causal, tile=self.cfg.tile)
+        if kind == "sdpa":
+            return F.scaled_dot_product_attention(q, k, v, is_causal=self.cfg.causal)
+        raise ValueError(f"unknown core {kind!r}; choose one of {CORES}")
+
+    def out(self, y):
+        B, h, T, hs = y.shape
+        return self.proj(y.transpose(1, 2).reshape(B, T, h * hs))
+
+    def forward(self, x, kind="naive"):
+        return self.out(self.core(*self.project(x), kind))
+
+
+def _sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def _median_ms(fn, device, repeats, warmup):
+    for _ in range(warmup):
+        fn()
+    _sync(device)
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        _sync(device)
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def peak_bytes(fn, device) -> int:
+    """Peak bytes allocated while ``fn`` runs, above what was allocated before it."""
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        fn()
+        torch.cuda.synchronize()
+        return torch.cuda.max_memory_allocated() - base
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    # each op's own allocations (+) and each free ([memory], -), in time order
+    deltas = sorted((e.time_range.start, e.self_cpu_memory_usage) for e in prof.events()
+                    if e.self_cpu_memory_usage)
+    live = best = 0
+    for _, d in deltas:
+        live += d
+        best = max(best, live)
+    return best
+
+
+@torch.no_grad()
+def measure(n: int, kind="naive", cfg=CostConfig(), device="cpu", seed=0) -> dict:
+    device = torch.device(device)
+    torch.manual_seed(seed)
+    layer = Layer(cfg).to(device)
+    x = torch.randn(cfg.batch, n, cfg.d_model, device=device)
+    q, k, v = layer.project(x)
+    y = layer.core(q, k, v, kind)
+    reps = dict(device=device, repeats=cfg.repeats, warmup=cfg.warmup)
+    return {
+        "n": n, "core": kind,
+        "ms_total": _median_ms(lambda: layer(x, kind), **reps),
+        "ms_projections": _median_ms(lambda: (layer.project(x), layer.out(y)), **reps),
+        "ms_core": _median_ms(lambda: layer.core(q, k, v, kind), **reps),
+        "peak_bytes": peak_bytes(lambda: layer(x, kind), device),
+        "score_bytes": cfg.batch * cfg.n_head * n * n * 4,
+    }
+
+
+def slope(ns, ys) -> tuple[float, float]:
+    """Least-squares log-log slope and its standard error."""
+    import numpy as np
+    r = stats.linregress(np.log(ns), np.log(ys))
+    return r.slope, r.stderr
+
+
+def table(rows) -> str:
+    """The chapter's table layout, with our numbers."""
+    out = ["  tokens   ms total   ms x4   ms projections   attn matrix MB   peak MB   MB x4"]
+    prev = None
+    for r in rows:
+        mb = r["peak_bytes"] / 2**20
+        x4t = f"{r['ms_total'] / prev['ms_total']:7.2f}" if prev else "      -"
+        x4m = f"{mb / (prev['peak_bytes'] / 2**20):7.2f}" if prev else "      -"
+        out.append(f"{r['n']:8d} {r['ms_total']:10.3f} {x4t} {r['ms_projections']:16.3f} "
+                   f"{r['score_bytes'] / 2**20:16.1f} {mb:9.1f} {x4m}")
+        prev = r
+    return "\n".join(out)
