@@ -27,7 +27,7 @@ class Scale:
 # CI scale: half the width and window, a third of the steps at 3x the rate, a quarter of the
 # batch. 1000 x 16 x 64 = 1.0 M predictions (the document: 24.6 M). Three seeds.
 LADDER_CI = Scale("ladder-ci", ladder(shakespeare_config(d_model=64, block_size=64)),
-                  TrainConfig(steps=1000, batch_size=16, lr=3e-3, eval_every=250, eval_windows=128),
+                  TrainConfig(steps=1000, batch_size=16, lr=3e-3, eval_every=250),
                   seeds=(0, 1, 2))
 
 # The document's own: width 128, window 128, 3000 AdamW steps at 1e-3, batch 64.

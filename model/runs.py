@@ -6,6 +6,7 @@ training configs, the corpus and its slice, the seed, the device type, torch's v
 hash of this package's source. A file lock per key makes one process train it while the
 others wait; ``ensure`` lets several processes share out a list of runs.
 """
+import functools
 import hashlib
 import json
 import os
@@ -20,8 +21,10 @@ from .gpt import GPTConfig
 from .train import TrainConfig, train
 
 
+@functools.cache
 def code_version() -> str:
-    """A hash of model/*.py: any change to the package invalidates cached runs."""
+    """A hash of model/*.py: any change to the package invalidates cached runs. Computed once
+    per process, so the code that runs is the code that names its results."""
     h = hashlib.sha256()
     for p in sorted(Path(__file__).parent.glob("*.py")):
         h.update(p.name.encode() + p.read_bytes())
@@ -49,11 +52,10 @@ class RunSpec:
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
-def _paths(spec: RunSpec) -> tuple[Path, Path]:
+def _paths(key: str) -> tuple[Path, Path]:
     d = cache_dir() / "runs"
     d.mkdir(parents=True, exist_ok=True)
-    k = spec.key()
-    return d / f"{k}.json", d / f"{k}.lock"
+    return d / f"{key}.json", d / f"{key}.lock"
 
 
 def _train(spec: RunSpec, log) -> dict:
@@ -66,35 +68,52 @@ def _train(spec: RunSpec, log) -> dict:
     return rec
 
 
-def get(spec: RunSpec, log=print) -> dict:
-    """The run's record, trained now if no process has trained it before."""
-    path, lock = _paths(spec)
+def memo_key(kind: str, params: dict) -> str:
+    """A cache key for any deterministic computation of this package: what, with what, by which code."""
+    blob = json.dumps({"kind": kind, "params": params, "torch": torch.__version__, "code": code_version()},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def _store(path: Path, compute) -> dict:
+    """Compute and write atomically (the caller holds the lock)."""
+    rec = compute()
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(rec))
+    tmp.replace(path)
+    return rec
+
+
+def memo(key: str, compute) -> dict:
+    """``compute()``'s JSON record, computed by the first process that asks and read by the rest."""
+    path, lock = _paths(key)
     with FileLock(str(lock)):
         if path.is_file():
             return json.loads(path.read_text())
-        return _store(spec, path, log)
+        return _store(path, compute)
 
 
-def ensure(specs: list[RunSpec], log=print) -> list[dict]:
-    """All the runs, sharing the work with any other process asking for the same list:
-    a run another process is training is skipped and waited for at the end."""
-    for spec in specs:
-        path, lock = _paths(spec)
+def memo_many(jobs: list[tuple[str, object]]) -> list[dict]:
+    """Several (key, compute) jobs, shared out among the processes that ask for the same list:
+    a job another process holds is skipped, then waited for at the end."""
+    for key, compute in jobs:
+        path, lock = _paths(key)
         if path.is_file():
             continue
         try:
             with FileLock(str(lock), timeout=0):
                 if not path.is_file():
-                    _store(spec, path, log)
+                    _store(path, compute)
         except Timeout:
-            pass  # another process is training it; get() below waits for it
-    return [get(s, log) for s in specs]
+            pass  # another process is on it; memo() below waits for it
+    return [memo(key, compute) for key, compute in jobs]
 
 
-def _store(spec: RunSpec, path: Path, log) -> dict:
-    """Train and write atomically (the caller holds the lock)."""
-    rec = _train(spec, log)
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(rec))
-    tmp.replace(path)
-    return rec
+def get(spec: RunSpec, log=print) -> dict:
+    """The run's record, trained now if no process has trained it before."""
+    return memo(spec.key(), lambda: _train(spec, log))
+
+
+def ensure(specs: list[RunSpec], log=print) -> list[dict]:
+    """All the runs, trained once among every process that asks (pytest-xdist workers)."""
+    return memo_many([(s.key(), lambda s=s: _train(s, log)) for s in specs])

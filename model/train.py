@@ -22,7 +22,7 @@ class TrainConfig:
     weight_decay: float = 0.01      # torch's AdamW default
     betas: tuple[float, float] = (0.9, 0.999)
     eval_every: int = 0             # 0: evaluate at the end only
-    eval_windows: int = 64          # held-out windows per evaluation
+    eval_windows: int = 0           # windows per evaluation; 0: the whole held-out split
     log_every: int = 0              # 0: silent
 
     def predictions(self, block_size: int) -> int:
@@ -31,7 +31,7 @@ class TrainConfig:
 
 
 # S-IT: "3000 passi di AdamW a 1e-3 con un batch di 64"
-SHAKESPEARE_FULL = TrainConfig(steps=3000, batch_size=64, lr=1e-3, eval_every=500, eval_windows=256)
+SHAKESPEARE_FULL = TrainConfig(steps=3000, batch_size=64, lr=1e-3, eval_every=500)
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
@@ -39,8 +39,8 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
 
 
 def windows(tokens: torch.Tensor, block: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The first n non-overlapping (input, target) windows: a fixed evaluation set."""
-    n = min(n, (len(tokens) - 1) // block)
+    """The first n non-overlapping (input, target) windows (n=0: all): a fixed evaluation set."""
+    n = min(n or len(tokens), (len(tokens) - 1) // block)
     idx = torch.arange(n)[:, None] * block + torch.arange(block + 1)  # (n, block+1)
     w = tokens[idx]
     return w[:, :-1], w[:, 1:]
@@ -69,7 +69,8 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
     tr = torch.as_tensor(np.asarray(train_tokens), dtype=torch.long)
     va = torch.as_tensor(np.asarray(val_tokens), dtype=torch.long)
     T = model_cfg.block_size
-    evals = {"val": windows(va, T, cfg.eval_windows), "train": windows(tr, T, cfg.eval_windows)}
+    val = windows(va, T, cfg.eval_windows)
+    evals = {"val": val, "train": windows(tr, T, len(val[0]))}  # train ppl on as many windows
     evals = {k: (x.to(device), y.to(device)) for k, (x, y) in evals.items()}
     g = torch.Generator().manual_seed(seed)  # the batches: the same for a seed on any device
     checkpoints = sorted({s for s in range(cfg.eval_every, cfg.steps, cfg.eval_every or cfg.steps)} | {cfg.steps})
