@@ -50,7 +50,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from model import data  # noqa: E402
-from model.bpe import BPE, pretokenize, train_bpe, word_counts  # noqa: E402
+from model.bpe import BPE, _merge, pretokenize, train_bpe, word_counts  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,8 @@ def test_the_token_split_is_ninety_ten_and_contiguous(shakespeare_tokens, claim_
 # ---- the tokenizer as code (no claim: the machinery the claims stand on) -------------------
 
 def _naive_bpe(text, vocab_size):
-    """The textbook algorithm: recount every pair after every merge. Slow, obviously right."""
+    """The textbook algorithm: recount every pair after every merge. Slow, obviously right;
+    it checks the incremental bookkeeping, so it shares only the merge of one word."""
     words = {tuple(w): c for w, c in word_counts(text).items()}
     merges = []
     while len(merges) < vocab_size - 256:
@@ -124,20 +125,8 @@ def _naive_bpe(text, vocab_size):
         best = min(pairs, key=lambda p: (-pairs[p], p))
         new = 256 + len(merges)
         merges.append(best)
-        words = {tuple(_merged(w, best, new)): c for w, c in words.items()}
+        words = {tuple(_merge(list(w), best, new)): c for w, c in words.items()}
     return tuple(merges)
-
-
-def _merged(w, pair, new):
-    out, i = [], 0
-    while i < len(w):
-        if i + 1 < len(w) and (w[i], w[i + 1]) == pair:
-            out.append(new)
-            i += 2
-        else:
-            out.append(w[i])
-            i += 1
-    return out
 
 
 SAMPLE = ("First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n\n"

@@ -204,17 +204,24 @@ def _rows(wino, adj, block):
     return np.array([wino["fixed", "2-blocks", s]["rows"][adj][block] for s in SEEDS])  # (seeds, 15)
 
 
+def _printed(wino, block, claim_id, claim_record):
+    """The chapter's print, token:weight, for "tired" and "wet" on every seed."""
+    for i, s in enumerate(SEEDS):
+        for adj in ("tired", "wet"):
+            words = Example("animal", "street", adj).words()[:QUERY_AT + 1]
+            claim_record(claim_id, format_row(words, torch.tensor(_rows(wino, adj, block)[i])),
+                         label=f"seed {s}, {adj}, block {block + 1}")
+
+
 @pytest.mark.slow
 @pytest.mark.claim("WINO-09")
+@pytest.mark.xfail(strict=True, reason="in our trained models block 1 does not concentrate on the "
+                   "first noun at the scored position (per-seed rows in the report)")
 def test_block_1_carries_the_first_noun_forward(wino, claim_record, claim_figure):
-    words = Example("animal", "street", "tired").words()[:QUERY_AT + 1]
     on_x = _rows(wino, "tired", 0)[:, X_AT]
     claim_record("WINO-09", on_x.round(2).tolist(), expected=0.70, tolerance="> 0.4 on every seed",
                  label="block 1, weight on the first noun (tired), per seed")
-    for s in SEEDS:
-        for adj in ("tired", "wet"):
-            claim_record("WINO-09", format_row(words, torch.tensor(_rows(wino, adj, 0)[SEEDS.index(s)])),
-                         label=f"seed {s}, {adj}, block 1")
+    _printed(wino, 0, "WINO-09", claim_record)
     claim_figure("WINO-09", "winograd_maps", _draw_maps(wino))
     assert (on_x > 0.4).all()
 
@@ -230,15 +237,13 @@ def test_block_1_rows_are_identical_for_the_pair_to_two_decimals(wino):
 
 @pytest.mark.slow
 @pytest.mark.claim("WINO-10")
+@pytest.mark.xfail(strict=True, reason="the chapter's block-2 rule (crosser adjectives: weight on the "
+                   "adjective; crossed: fetch the other noun) does not hold on every seed (counts and "
+                   "rows in the report), although two blocks reach 100 %")
 def test_block_2_reads_the_adjective_or_fetches_the_other_noun(wino, claim_record):
-    words = Example("animal", "street", "wet").words()[:QUERY_AT + 1]
     on_adj = {adj: _rows(wino, adj, 1)[:, ADJ_AT] for adj in ADJECTIVES}
     on_y = {adj: _rows(wino, adj, 1)[:, Y_AT] for adj in ADJECTIVES}
-    for s in SEEDS:
-        for adj in ("tired", "wet"):
-            claim_record("WINO-10", format_row(words if adj == "wet" else Example("animal", "street", adj).words(),
-                                               torch.tensor(_rows(wino, adj, 1)[SEEDS.index(s)])),
-                         label=f"seed {s}, {adj}, block 2")
+    _printed(wino, 1, "WINO-10", claim_record)
     crosser_rule = [all(on_adj[a][i] > 0.5 for a in CROSSER) for i in range(len(SEEDS))]
     crossed_rule = [all(on_y[a][i] > on_adj[a][i] for a in CROSSED) for i in range(len(SEEDS))]
     claim_record("WINO-10", {"crosser: weight on the adjective > 0.5": sum(crosser_rule),
@@ -260,3 +265,18 @@ def _draw_maps(wino):
             ax.set_xticklabels(words, rotation=45, ha="right")
         fig.tight_layout()
     return draw
+
+
+@pytest.mark.slow
+def test_the_winograd_runs_match_their_pin(wino, pin):
+    """Held-out accuracies and attention weights per seed. rtol 1e-4: CPU training here is
+    deterministic for a seed; the pin flags any change to the task, the models or the trainer."""
+    values = {f"{t}/{k}/{m}": _acc(wino, t, k, m) for (t, k) in STEPS
+              for m in ("accuracy", "pair_accuracy", "wrong_noun")}
+    for adj in ("tired", "wet"):
+        for block in (0, 1):
+            values[f"rows/{adj}/block{block + 1}"] = _rows(wino, adj, block)
+    pin("winograd", values, rtol=1e-4, meaning="held-out accuracy per (task, model), rows: seeds 0-4; "
+        "head-averaged attention rows at position 14 of the 2-block model, the chapter's sentence",
+        config={"steps": {f"{t}/{k}": v for (t, k), v in STEPS.items()}, "seeds": SEEDS, "d_model": 64,
+                "lr": 3e-3, "batch": 64})
