@@ -235,21 +235,35 @@ def test_block_1_rows_are_identical_for_the_pair_to_two_decimals(wino):
         assert np.array_equal(_rows(wino, adj_a, 0).round(2), _rows(wino, adj_b, 0).round(2))
 
 
+def _block2(wino):
+    return ({adj: _rows(wino, adj, 1)[:, ADJ_AT] for adj in ADJECTIVES},
+            {adj: _rows(wino, adj, 1)[:, Y_AT] for adj in ADJECTIVES})
+
+
 @pytest.mark.slow
 @pytest.mark.claim("WINO-10")
-@pytest.mark.xfail(strict=True, reason="the chapter's block-2 rule (crosser adjectives: weight on the "
-                   "adjective; crossed: fetch the other noun) does not hold on every seed (counts and "
-                   "rows in the report), although two blocks reach 100 %")
-def test_block_2_reads_the_adjective_or_fetches_the_other_noun(wino, claim_record):
-    on_adj = {adj: _rows(wino, adj, 1)[:, ADJ_AT] for adj in ADJECTIVES}
-    on_y = {adj: _rows(wino, adj, 1)[:, Y_AT] for adj in ADJECTIVES}
+def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(wino, claim_record):
+    on_adj, on_y = _block2(wino)
     _printed(wino, 1, "WINO-10", claim_record)
-    crosser_rule = [all(on_adj[a][i] > 0.5 for a in CROSSER) for i in range(len(SEEDS))]
-    crossed_rule = [all(on_y[a][i] > on_adj[a][i] for a in CROSSED) for i in range(len(SEEDS))]
-    claim_record("WINO-10", {"crosser: weight on the adjective > 0.5": sum(crosser_rule),
-                             "crossed: weight on y > on the adjective": sum(crossed_rule)},
-                 expected=f"{len(SEEDS)} of {len(SEEDS)} seeds", label="seeds following the chapter's rule")
-    assert all(crosser_rule) and all(crossed_rule)
+    rule = [all(on_y[a][i] > on_adj[a][i] for a in CROSSED)
+            and np.mean([on_y[a][i] for a in CROSSED]) > np.mean([on_y[a][i] for a in CROSSER])
+            for i in range(len(SEEDS))]
+    claim_record("WINO-10", sum(rule), expected=len(SEEDS), tolerance="every seed",
+                 label="seeds where crossed adjectives send block 2 to the other noun")
+    assert all(rule)
+
+
+@pytest.mark.slow
+@pytest.mark.claim("WINO-10")
+@pytest.mark.xfail(strict=True, reason="for crosser adjectives block 2 does not put most of its weight "
+                   "on the adjective on every seed (counts and rows in the report), although two blocks "
+                   "reach 100 %")
+def test_block_2_reads_the_adjective_for_a_crosser_adjective(wino, claim_record):
+    on_adj, _ = _block2(wino)
+    rule = [all(on_adj[a][i] > 0.5 for a in CROSSER) for i in range(len(SEEDS))]
+    claim_record("WINO-10", sum(rule), expected=len(SEEDS), tolerance="every seed: weight > 0.5",
+                 label="seeds where crosser adjectives hold block 2's weight")
+    assert all(rule)
 
 
 def _draw_maps(wino):
