@@ -25,13 +25,13 @@ def attend(q, k, v, *, causal=True, scale=True, bias=None, probe=None, dropout=N
         s = s / math.sqrt(hs)
     if bias is not None:
         s = s + bias
+    seen = s if probe is not None else None  # keep the unmasked scores only when someone reads them
     if causal:
-        s_masked = s.masked_fill(~causal_mask(T, q.device), float("-inf"))
-    else:
-        s_masked = s
-    w = F.softmax(s_masked, dim=-1)
+        s = s.masked_fill(~causal_mask(T, q.device), float("-inf"))  # rebinding frees the unmasked copy
+    w = F.softmax(s, dim=-1)
+    del s  # at most two n x n tensors live at once: the scores, then the weights
     if probe is not None:
-        probe(s, w)
+        probe(seen, w)
     if dropout is not None:
         w = dropout(w)  # dropout site 1: the attention weights, after the softmax
     return w @ v  # (..., T, hs)
