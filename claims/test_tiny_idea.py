@@ -78,3 +78,58 @@ def test_a_model_that_knows_nothing_chooses_among_34(claim_record):
         ppl = claim_record("TINY-08", perplexity(m(x[:, :-1]), x[:, 1:]), expected=34,
                            tolerance="[25, 45] at N(0, 0.02) init", label="untrained model")
     assert 25 <= ppl <= 45
+
+
+# ---- counting passes (TINY-04, TINY-05, TINY-06) -------------------------------------------
+
+from model.tinylab import TinyLab, params_from_torch  # noqa: E402
+
+
+def _lab():
+    torch.manual_seed(0)
+    return TinyLab(params_from_torch(GPT(tiny_lab_config())), lr=1e-2)
+
+
+def _train(lab, steps, rng):
+    text = rng.integers(0, 34, 2000)
+    for _ in range(steps):
+        lab.train_step(text[rng.integers(0, 1983, 8)[:, None] + np.arange(17)])
+
+
+@pytest.mark.fast
+@pytest.mark.claim("TINY-04")
+def test_300_steps_of_8_windows_are_2400_passes_and_38400_predictions(claim_record):
+    lab, rng = _lab(), np.random.default_rng(0)
+    _train(lab, 1, rng)
+    assert (lab.passes, lab.predictions) == (8, 128)  # one Adam step
+    _train(lab, 299, rng)
+    claim_record("TINY-04", [lab.passes, lab.predictions], expected=[2400, 38400], tolerance="exact",
+                 label="passes, predictions after 300 steps")
+    assert (lab.passes, lab.predictions) == (2400, 38_400)
+
+
+@pytest.mark.fast
+@pytest.mark.claim("TINY-05")
+def test_writing_n_characters_takes_n_passes():
+    lab, rng = _lab(), np.random.default_rng(0)
+    for n in (16, 40):
+        before = lab.passes
+        out = lab.generate([1, 2, 3], n, rng)
+        assert len(out) == n and lab.passes - before == n  # one pass per character written
+    before = lab.passes
+    lab.forward(rng.integers(0, 34, (1, 16)))
+    assert lab.passes - before == 1  # while 16 positions are trained in one pass
+
+
+@pytest.mark.fast
+@pytest.mark.claim("TINY-06")
+def test_the_try_it_counter_after_300_steps_and_40_characters(claim_record):
+    """The lab's "Try it": retrain at 300 steps, write 40 characters, compare the counters."""
+    lab, rng = _lab(), np.random.default_rng(1)
+    _train(lab, 300, rng)
+    training = lab.passes
+    lab.generate([0], 40, rng)
+    writing = lab.passes - training
+    claim_record("TINY-06", [training, writing], expected=[2400, 40], tolerance="exact",
+                 label="passes: training 300 steps, writing 40 characters")
+    assert (training, writing) == (2400, 40)
