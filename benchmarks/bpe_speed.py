@@ -34,7 +34,7 @@ def main():
     print(f"{'':24s} {'train s':>8s} {'encode s':>9s} {'tokens':>8s}")
     for name, a, b, n in rows:
         print(f"{name:24s} {a:8.2f} {b:9.2f} {n:8,d}")
-    print(f"document: 459,760 tokens; targets: train <= 5 s, encode <= 7 s")
+    print("document: 459,760 tokens; targets: train <= 5 s, encode <= 7 s")
 
 
 if __name__ == "__main__":

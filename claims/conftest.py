@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from model import runs
-from model.data import CorpusUnavailable, bpe_tokens, corpus_path
+from model.data import CorpusUnavailable, bpe_tokens
 
 PINS = Path(__file__).resolve().parents[1] / "fixtures" / "pins"
 

@@ -293,7 +293,7 @@ def merge(paths, registry) -> dict:
                   key=lambda d: d.get("generated") or "")
     for doc in docs:
         if "tests" not in doc:
-            raise SystemExit(f"merge: a file has no 'tests' section; was it written by claimcheck?")
+            raise SystemExit("merge: a file has no 'tests' section; was it written by claimcheck?")
         runs += doc.get("runs", [])
         for nodeid, t in doc["tests"].items():
             tests[nodeid] = merge_test(tests.get(nodeid), t)

@@ -1,6 +1,5 @@
 """The report plugin, tested the way it is used: real pytest runs in a scratch directory."""
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ statement = "statement of {cid}"
 value = "doc value of {cid}"
 kind = "{kind}"
 tier = "{tier}"
-''' + (f'untestable = "a definition"\n' if kind == "descriptive" else "")
+''' + ('untestable = "a definition"\n' if kind == "descriptive" else "")
     for cid, kind, tier in [("P-01", "exact", "fast"), ("F-01", "numeric", "fast"),
                             ("X-01", "qualitative", "slow"), ("S-01", "numeric", "slow"),
                             ("U-01", "exact", "fast"), ("D-01", "descriptive", "none"),

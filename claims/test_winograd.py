@@ -1,6 +1,5 @@
 """IT 3.15 The Winograd toy task: the bag-of-words shortcut, the closed hole, the two-hop circuit."""
 import math
-from collections import defaultdict
 
 import numpy as np
 import pytest

@@ -7,7 +7,6 @@ in effect a learned token bigram.
 """
 from dataclasses import dataclass, replace
 
-import torch
 import torch.nn as nn
 import torch.nn.functional as F
 

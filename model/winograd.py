@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from itertools import permutations
 
 import torch
-import torch.nn.functional as F
 
 from .gpt import GPT, GPTConfig
 from .inspect import capture_attention
