@@ -113,3 +113,64 @@ def depth_ci(ensure_runs):
 def ladder_full(ensure_runs, device):
     from claims.scales import LADDER_FULL
     return Ladder(LADDER_FULL, ensure_runs, str(device))  # lazy: each test trains what it reads
+
+
+class TinyLabRuns:
+    """The Polish lab's runs: ``ppl(part, positions)`` -> array (excerpt, seed, checkpoint).
+
+    Excerpt 0 opens the poem and is the main one, where the chapter's own 5-seed claims are
+    read; the others show how far a verdict depends on the excerpt.
+    """
+
+    def __init__(self, excerpts, seeds, cfg, records, grams):
+        self.excerpts, self.seeds, self.cfg, self.grams = excerpts, seeds, cfg, grams
+        self.steps = np.array(cfg.checkpoints)
+        E, S = len(excerpts), len(seeds)
+        self._ppl = {pe: {part: np.array(rec[part]).reshape(E, S, -1) for part in ("train", "val", "test")}
+                     for pe, rec in records.items()}
+
+    def ppl(self, part, positions=True):
+        return self._ppl[positions][part]
+
+    def at(self, part, step, positions=True):
+        """(excerpt, seed) perplexities at one checkpoint."""
+        return self.ppl(part, positions)[..., list(self.steps).index(step)]
+
+    def gram(self, n, part):
+        """The n-gram's perplexity on each excerpt, shape (excerpt, 1) to broadcast over seeds."""
+        return np.array([g[part] for g in self.grams[n]])[:, None]
+
+    def best_val_test(self, positions=True):
+        """(excerpt, seed) arrays of the step chosen on validation and of test at that step,
+        through the lab's protocol (test is read once per run)."""
+        from model.lab import best_val_test
+        val, test = self.ppl("val", positions), self.ppl("test", positions)
+        steps, tests = np.zeros(val.shape[:2], int), np.zeros(val.shape[:2])
+        for e, s in np.ndindex(*val.shape[:2]):
+            steps[e, s], tests[e, s] = best_val_test(
+                dict(zip(self.steps.tolist(), val[e, s])),
+                lambda step: test[e, s, list(self.steps).index(step)])
+        return steps, tests
+
+
+@pytest.fixture(scope="session")
+def tiny_lab():
+    """Every lab run: excerpts x seeds, with and without positions, trained once (xdist-shared)."""
+    from claims.scales import TINY_LAB, TINY_LAB_EXCERPTS, TINY_LAB_SEEDS
+    from model.lab import ngram_scores, train_runs, with_positions
+    from model.polish import excerpts
+    try:
+        exs = excerpts(TINY_LAB_EXCERPTS)
+    except CorpusUnavailable as e:
+        pytest.skip(str(e))
+    pairs = [(ex, s) for ex in exs for s in TINY_LAB_SEEDS]
+    quiet = os.environ.get("CLAIMS_TRAIN_LOG") is None
+    jobs = []
+    for pe in (True, False):
+        cfg = with_positions(TINY_LAB, pe)
+        key = runs.memo_key("tiny-lab", {"config": asdict(cfg), "seeds": TINY_LAB_SEEDS,
+                                         "excerpts": [ex.sha256 for ex in exs]})
+        jobs.append((key, lambda cfg=cfg: train_runs(cfg, pairs, log=None if quiet else print)))
+    with_pe, without_pe = runs.memo_many(jobs)
+    grams = {n: [ngram_scores(ex, n) for ex in exs] for n in (2, 3)}
+    return TinyLabRuns(exs, TINY_LAB_SEEDS, TINY_LAB, {True: with_pe, False: without_pe}, grams)

@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from model import GPT, causal_mask, tiny_lab_config
 from model.metrics import perplexity
@@ -133,3 +135,27 @@ def test_the_try_it_counter_after_300_steps_and_40_characters(claim_record):
     claim_record("TINY-06", [training, writing], expected=[2400, 40], tolerance="exact",
                  label="passes: training 300 steps, writing 40 characters")
     assert (training, writing) == (2400, 40)
+
+
+@pytest.mark.claim("TINY-08")
+@given(text=st.text(max_size=200))
+def test_any_text_normalises_into_the_34_symbols(text):
+    from model.polish import normalise
+    out = normalise(text)
+    assert set(out) <= set(ALPHABET)
+    assert "  " not in out and " ." not in out and ".." not in out  # one separator, one stop
+    assert normalise(out) == out  # idempotent: the lab's text is a fixed point
+
+
+@pytest.mark.claim("TINY-08")
+def test_pan_tadeusz_normalised_uses_exactly_the_labs_34_symbols(claim_record):
+    from model.data import CorpusUnavailable
+    from model.polish import normalise, poem
+    assert normalise("Litwo! Ojczyzno moja! ty jesteś — «Vivat»; X, q…") == "litwo. ojczyzno moja. ty jesteś wiwat ks k."
+    try:
+        p = poem()
+    except CorpusUnavailable as e:
+        pytest.skip(str(e))
+    symbols = claim_record("TINY-08", len(set(p)), expected=34, tolerance="exact",
+                           label="distinct symbols in the normalised poem")
+    assert symbols == 34 and set(p) == set(ALPHABET)

@@ -1,0 +1,172 @@
+"""The Polish lab's experiment: train the tiny GPT on an excerpt, read its curves, count n-grams.
+
+Protocol, as the lab states it: train with Adam on batches of 8 random 16-character windows;
+read train, validation and test perplexity at the slider's checkpoints 100 … 6,400; choose the
+step on validation and look at test once, at that step (``best_val_test``).
+
+Perplexity is scored on the same characters for every model, network or counter: each
+character from the third on (so a 3-gram has its two characters of context), predicted from
+up to 16 characters before it, all inside the same split.
+
+Many independent runs (excerpts x seeds) train at once: the weights of M models are stacked
+and ``torch.func.vmap`` runs them side by side. Adam works element by element and the models
+share no weights, so each model follows exactly the path it would follow alone; only
+the per-step overhead is shared (``test_stacked_training_equals_single_runs``).
+"""
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.func import functional_call, stack_module_state, vmap
+
+from .gpt import GPT, tiny_lab_config
+from .ngram import NGram
+from .polish import ALPHABET, Excerpt
+
+CHECKPOINTS = (100, 200, 400, 800, 1600, 3200, 6400)  # the lab's slider points
+FIRST_TARGET = 2  # score characters 2.. so that every model has its context
+K_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)  # add-k values tried on validation
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    steps: int = 6400
+    batch: int = 8
+    lr: float = 3e-3
+    checkpoints: tuple = CHECKPOINTS
+    positions: bool = True
+    dtype: str = "float32"
+
+    def model(self):
+        return tiny_lab_config(positions="learned" if self.positions else "none")
+
+
+# ---- data ------------------------------------------------------------------------------------
+
+def batch_starts(n_chars: int, seed: int, steps: int, batch: int = 8, T: int = 16) -> np.ndarray:
+    """(steps, batch) window starts: the same batches for every implementation of one run."""
+    return np.random.default_rng(seed).integers(0, n_chars - T, (steps, batch))
+
+
+def batches(ids: np.ndarray, seed: int, steps: int, batch: int = 8, T: int = 16):
+    """(batch, T+1) windows, step after step."""
+    for starts in batch_starts(len(ids), seed, steps, batch, T):
+        yield ids[starts[:, None] + np.arange(T + 1)]
+
+
+def eval_windows(ids: np.ndarray, T: int = 16):
+    """Windows and (window, position) pairs that score characters FIRST_TARGET.. of ``ids``.
+
+    Window 0 scores characters 2..T from positions 1..T-1; window j >= 1 is ids[j:j+T] and
+    scores character j+T from its last position, with the full 16 characters of context.
+    """
+    n = len(ids)
+    win = np.lib.stride_tricks.sliding_window_view(ids[:-1], T)  # (n-T, T)
+    w_idx = np.r_[np.zeros(T - FIRST_TARGET + 1, dtype=np.int64), np.arange(1, n - T)]
+    pos = np.r_[np.arange(FIRST_TARGET - 1, T), np.full(n - T - 1, T - 1)]
+    targets = ids[FIRST_TARGET:]
+    assert len(w_idx) == len(targets) == n - FIRST_TARGET
+    return win, w_idx, pos, targets
+
+
+# ---- counting baselines ---------------------------------------------------------------------
+
+def ngram_scores(ex: Excerpt, n: int) -> dict:
+    """An add-k n-gram fitted on the training part, k chosen on validation from K_GRID."""
+    tr, va, te = (ex.ids(p) for p in ("train", "val", "test"))
+
+    def ppl(model, ids):
+        lp = model.logprob(ids)[FIRST_TARGET - (n - 1):]  # the same characters as the network
+        return math.exp(-lp.mean())
+
+    fits = {k: NGram(n, len(ALPHABET), k).fit(tr) for k in K_GRID}
+    k = min(K_GRID, key=lambda k: ppl(fits[k], va))
+    m = fits[k]
+    return {"n": n, "k": k, "train": ppl(m, tr), "val": ppl(m, va), "test": ppl(m, te)}
+
+
+# ---- the protocol ------------------------------------------------------------------------------
+
+def best_val_test(val_by_step: dict, test_at) -> tuple[int, float]:
+    """Choose the step on validation, then look at test once, at that step."""
+    step = min(val_by_step, key=val_by_step.get)
+    return step, test_at(step)
+
+
+# ---- many runs at once -------------------------------------------------------------------------
+
+def _stacked(cfg: LabConfig, seeds):
+    dtype = getattr(torch, cfg.dtype)
+    models = []
+    for s in seeds:
+        torch.manual_seed(s)
+        models.append(GPT(cfg.model()).to(dtype))
+    params, buffers = stack_module_state(models)
+    base = GPT(cfg.model()).to("meta")
+    return base, params, buffers, dtype
+
+
+def _logits(base, params, buffers, x):
+    return vmap(lambda p, b, xi: functional_call(base, (p, b), (xi,)))(params, buffers, x)
+
+
+@torch.no_grad()
+def _perplexities(base, params, buffers, ids: torch.Tensor, chunk: int = 256) -> list[float]:
+    """ids (M, n): each model's own text -> each model's perplexity (protocol above)."""
+    win, w_idx, pos, targets = eval_windows(np.arange(ids.shape[1]))  # index arrays, shared
+    nll = torch.zeros(ids.shape[0], dtype=torch.float64)
+    for lo in range(0, len(w_idx), chunk):
+        sl = slice(lo, lo + chunk)
+        wins = np.unique(w_idx[sl])
+        x = ids[:, torch.from_numpy(win[wins])]  # (M, w, T)
+        logp = F.log_softmax(_logits(base, params, buffers, x).double(), -1)  # (M, w, T, V)
+        row = torch.from_numpy(np.searchsorted(wins, w_idx[sl]))
+        tgt = ids[:, torch.from_numpy(targets[sl])]  # (M, t)
+        picked = logp[:, row, torch.from_numpy(pos[sl])]  # (M, t, V)
+        nll -= picked.gather(-1, tgt[..., None])[..., 0].sum(1)
+    return torch.exp(nll / len(w_idx)).tolist()
+
+
+def train_runs(cfg: LabConfig, runs: list[tuple[Excerpt, int]], log=None, keep_loss=False) -> dict:
+    """Train one model per (excerpt, seed), all at once; curves of train/val/test perplexity.
+
+    Returns {"runs": [(excerpt, seed)], "checkpoints": [...], "train"/"val"/"test": (M, C) lists,
+    and with ``keep_loss`` "loss": (M, steps) training losses}.
+    """
+    base, params, buffers, dtype = _stacked(cfg, [s for _, s in runs])
+    leaves = list(params.values())
+    for p in leaves:
+        p.requires_grad_(True)
+    opt = torch.optim.Adam(leaves, lr=cfg.lr)
+    parts = {p: torch.from_numpy(np.stack([ex.ids(p) for ex, _ in runs])) for p in ("train", "val", "test")}
+    tr = parts["train"]
+    T = cfg.model().block_size
+    starts = torch.from_numpy(np.stack([batch_starts(tr.shape[1], s, cfg.steps, cfg.batch, T)
+                                        for _, s in runs], axis=1))  # (steps, M, batch)
+    offs = torch.arange(T + 1)
+    rows = torch.arange(len(runs))[:, None, None]
+    loss_fn = vmap(lambda p, b, x, y: functional_call(base, (p, b), (x, y))[1])
+    curves = {k: [] for k in parts}
+    losses = []  # kept only when asked: 6,400 steps x M models is a lot of JSON
+    for step in range(1, cfg.steps + 1):
+        w = tr[rows, starts[step - 1][..., None] + offs]  # (M, batch, T+1)
+        loss = loss_fn(params, buffers, w[..., :-1], w[..., 1:])  # (M,)
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()  # models share nothing: each gets its own gradient
+        opt.step()
+        if keep_loss:
+            losses.append(loss.detach().double().tolist())
+        if step in cfg.checkpoints:
+            for k, ids in parts.items():
+                curves[k].append(_perplexities(base, params, buffers, ids))
+            if log:
+                log(f"tiny lab step {step}: val {np.round(curves['val'][-1], 2).tolist()}")
+    return {"runs": [[ex.index, s] for ex, s in runs], "checkpoints": list(cfg.checkpoints),
+            **{k: np.array(v).T.tolist() for k, v in curves.items()},
+            **({"loss": np.array(losses).T.tolist()} if keep_loss else {})}
+
+
+def with_positions(cfg: LabConfig, positions: bool) -> LabConfig:
+    return replace(cfg, positions=positions)
