@@ -174,3 +174,25 @@ def tiny_lab():
     with_pe, without_pe = runs.memo_many(jobs)
     grams = {n: [ngram_scores(ex, n) for ex in exs] for n in (2, 3)}
     return TinyLabRuns(exs, TINY_LAB_SEEDS, TINY_LAB, {True: with_pe, False: without_pe}, grams)
+
+
+def _scale_fixture(name, ci):
+    """A session fixture for one issue-6 scale: CI scales prefetch every run (shared among
+    xdist workers); full scales train lazily, on the test's device."""
+    if ci:
+        def fixture(ensure_runs):
+            from claims import scales
+            return Ladder(getattr(scales, name), ensure_runs).prefetch()
+    else:
+        def fixture(ensure_runs, device):
+            from claims import scales
+            return Ladder(getattr(scales, name), ensure_runs, str(device))
+    return pytest.fixture(scope="session", name=name.lower())(fixture)
+
+
+sqrt_ci = _scale_fixture("SQRT_CI", ci=True)
+sqrt_full = _scale_fixture("SQRT_FULL", ci=False)
+norm_ci = _scale_fixture("NORM_CI", ci=True)
+norm_full = _scale_fixture("NORM_FULL", ci=False)
+pos_ci = _scale_fixture("POS_CI", ci=True)
+pos_full = _scale_fixture("POS_FULL", ci=False)

@@ -1,9 +1,9 @@
 """The two scales of every training claim: ``ci`` (CPU, minutes, several seeds) and ``full``
 (the document's configuration, the gpu tier). A test is the same code at both scales; only
 the config and the strength of the assertion differ."""
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from model import ladder, shakespeare_config
+from model import ladder, shakespeare_config, sqrt_dk_config
 from model.runs import RunSpec
 from model.lab import LabConfig
 from model.train import SHAKESPEARE_FULL, TrainConfig
@@ -16,9 +16,10 @@ class Scale:
     train: TrainConfig
     seeds: tuple[int, ...]
     train_slice: float = 1.0
+    trains: dict = field(default_factory=dict)  # rung -> its own TrainConfig (e.g. a warmup)
 
     def spec(self, rung: str, seed: int, device="cpu") -> RunSpec:
-        return RunSpec(self.rungs[rung], self.train, seed=seed, train_slice=self.train_slice,
+        return RunSpec(self.rungs[rung], self.trains.get(rung, self.train), seed=seed, train_slice=self.train_slice,
                        device=str(device), label=f"{self.name}/{rung}/seed{seed}")
 
     def specs(self, rungs=None, device="cpu") -> list[RunSpec]:
@@ -59,3 +60,61 @@ DOC_LADDER = {
 TINY_LAB = LabConfig(lr=3e-3)
 TINY_LAB_SEEDS = (1, 2, 3, 4, 5)
 TINY_LAB_EXCERPTS = 5
+
+
+
+# ---- training dynamics (issue 6) ----------------------------------------------------------
+
+# sqrt(d_k), S-SQ: one head, no normalisation before the projections, with and without the
+# division, at four head widths. The document: 1500 steps, batch 32, d_model 128.
+SQRT_WIDTHS = (32, 128, 256, 1024)
+
+
+def _sqrt_rungs(**kw):
+    return {f"{'div' if scale else 'nodiv'}-{d}": sqrt_dk_config(d, scale=scale, **kw)
+            for d in SQRT_WIDTHS for scale in (True, False)}
+
+
+SQRT_FULL = Scale("sqrt-full", _sqrt_rungs(),
+                  TrainConfig(steps=1500, batch_size=32, lr=1e-3, trace_every=100, attention_stats=True),
+                  seeds=(0, 1, 2))
+# CI: width 64, window 32, batch 16, 1000 steps at 3e-3 (at 300 steps nothing separates). The
+# window is halved from the 64 first tried to keep issue 6's CI share within 10 minutes; at 64
+# the same orderings held on seeds 0-2.
+SQRT_CI = Scale("sqrt-ci", _sqrt_rungs(d_model=64, block_size=32),
+                TrainConfig(steps=1000, batch_size=16, lr=3e-3, trace_every=100, attention_stats=True),
+                seeds=(0, 1, 2))
+
+# Pre- vs post-norm, S-NORM: 12 blocks, 1000 steps at 3e-3, warmup 0 or 200 steps.
+_NORM_FULL_TRAIN = TrainConfig(steps=1000, batch_size=64, lr=3e-3, trace_every=50)
+NORM_FULL = Scale("norm-full", {"pre": shakespeare_config(n_layer=12, norm="pre"),
+                                "pre+warmup": shakespeare_config(n_layer=12, norm="pre"),
+                                "post": shakespeare_config(n_layer=12, norm="post"),
+                                "post+warmup": shakespeare_config(n_layer=12, norm="post")},
+                  _NORM_FULL_TRAIN, seeds=(0, 1, 2),
+                  trains={k: replace(_NORM_FULL_TRAIN, warmup=200) for k in ("pre+warmup", "post+warmup")})
+# CI: 6 blocks at d 64, window 32, batch 16, 300 steps at 6e-3, where post-norm without warmup
+# still fails (at 3e-3 it needs 12 blocks). Warmup keeps the document's share, 20 %; a 50 %
+# warmup is run beside it, because at this size 20 % may not be enough. The window is halved
+# from 64 for time; at 64, post/pre fell just under 3 on one seed of three.
+_NORM_CI_TRAIN = TrainConfig(steps=300, batch_size=16, lr=6e-3, trace_every=20)
+_norm_ci = {k: replace(c, n_layer=6, d_model=64, block_size=32) for k, c in NORM_FULL.rungs.items()}
+NORM_CI = Scale("norm-ci", {**_norm_ci, "post+warmup50": _norm_ci["post"]}, _NORM_CI_TRAIN, seeds=(0, 1, 2),
+                trains={"pre+warmup": replace(_NORM_CI_TRAIN, warmup=60),
+                        "post+warmup": replace(_NORM_CI_TRAIN, warmup=60),
+                        "post+warmup50": replace(_NORM_CI_TRAIN, warmup=150)})
+
+# Positions, S-POS: trained on windows of 64, scored at 64, 128 and 256. The learned table
+# has 256 rows, so rows 64..255 exist but are never trained; weight decay is off, so they
+# stay exactly at their initial random values (the text's reading; POS-05 checks both cases).
+POS_SCHEMES = ("none", "learned", "sinusoidal", "rope", "alibi")
+POS_LENGTHS = (64, 128, 256)
+POS_FULL = Scale("pos-full", {p: shakespeare_config(block_size=64, positions=p, n_positions=256)
+                              for p in POS_SCHEMES},
+                 replace(SHAKESPEARE_FULL, eval_every=0, weight_decay=0.0, eval_lengths=POS_LENGTHS),
+                 seeds=(0, 1, 2))
+# CI: 2 blocks at d 64, batch 16, 600 steps at 3e-3.
+POS_CI = Scale("pos-ci", {p: shakespeare_config(block_size=64, d_model=64, n_layer=2, positions=p,
+                                                n_positions=256) for p in POS_SCHEMES},
+               TrainConfig(steps=600, batch_size=16, lr=3e-3, weight_decay=0.0,
+                           eval_lengths=POS_LENGTHS), seeds=(0, 1, 2))

@@ -1,13 +1,14 @@
 """IT 3.10 Normalisation: LayerNorm's properties, pre- vs post-norm, gradients at init."""
+import numpy as np
 import pytest
 import torch
 import torch.nn as nn
 
 from model import GPT, MLP, Block, MultiHeadAttention, shakespeare_config
 
-pytestmark = pytest.mark.fast
 
 
+@pytest.mark.fast
 @pytest.mark.claim("NORM-01")
 def test_layernorm_needs_no_batch_no_running_stats_and_no_length():
     torch.manual_seed(0)
@@ -37,12 +38,14 @@ def _zeroed_block(norm):
     return blk
 
 
+@pytest.mark.fast
 @pytest.mark.claim("NORM-02", "TINY-01")
 def test_pre_norm_leaves_the_residual_path_unnormalised():
     x = 3 + 2 * torch.randn(2, 6, 16, dtype=torch.float64)  # mean 3, std 2: visibly not normalised
     torch.testing.assert_close(_zeroed_block("pre")(x), x, rtol=0, atol=0)  # exactly the identity
 
 
+@pytest.mark.fast
 @pytest.mark.claim("NORM-02")
 def test_post_norm_normalises_the_residual_path():
     x = 3 + 2 * torch.randn(2, 6, 16, dtype=torch.float64)
@@ -74,6 +77,7 @@ def grad_norms():
     return out
 
 
+@pytest.mark.fast
 @pytest.mark.claim("NORM-03")
 def test_post_norm_gradients_exceed_pre_norms_and_rise_faster(grad_norms, claim_record, claim_figure):
     for seed in SEEDS:
@@ -99,6 +103,7 @@ def test_post_norm_gradients_exceed_pre_norms_and_rise_faster(grad_norms, claim_
     claim_figure("NORM-03", "norm03_grad_norms_at_init", draw)
 
 
+@pytest.mark.fast
 @pytest.mark.claim("NORM-03")
 @pytest.mark.xfail(strict=True, reason="the text's last/first ratios (pre 1.32, post 1.65) do not "
                    "reproduce at init with PyTorch's default inits; the measured ratios are in the report")
@@ -111,3 +116,122 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
                  tolerance="[1.2, 2.2] (1.65 ± 0.55)", label="post-norm last/first, per seed")
     assert all(0.7 <= r <= 1.7 for r in ratios["pre"])
     assert all(1.2 <= r <= 2.2 for r in ratios["post"])
+
+
+# ---- training: pre- vs post-norm, with and without warmup (NORM-04 ... NORM-07) ---------------
+#
+# CI scale (claims/scales.py NORM_CI): 6 blocks at d 64, 300 steps at 6e-3, 3 seeds, warmup 20 %
+# of the steps (the document's 200 of 1000) and, beside it, 50 %. Full scale (NORM_FULL): the
+# document's 12 blocks at d 128, 1000 steps at 3e-3, 200 warmup steps, on the gpu tier.
+
+DOC_NORM = {"pre": 37.82, "pre+warmup": 37.62, "post": 308.05, "post+warmup": 37.88}
+ARMS = tuple(DOC_NORM)
+
+
+def _spread(vals):
+    """Seed spread of one arm, relative: (max - min) / mean. The noise a 'same' has to beat."""
+    return (max(vals) - min(vals)) / np.mean(vals)
+
+
+def draw_norm(scale_runs, title):
+    def draw(fig):
+        fig.set_size_inches(7, 4)
+        ax = fig.add_subplot()
+        for arm, colour in zip(scale_runs.scale.rungs, ("tab:blue", "tab:cyan", "tab:red", "tab:orange",
+                                                        "tab:pink")):
+            for s in scale_runs.scale.seeds:
+                c = scale_runs.record(arm, s)["trace"]
+                ax.plot(c["step"][1:], c["loss"][1:], color=colour, marker="o", alpha=0.7,
+                        label=arm if s == scale_runs.scale.seeds[0] else None)
+        ax.set(xlabel="step", ylabel="training loss (mean since the last point)", title=title)
+        ax.legend(fontsize=8)
+    return draw
+
+
+@pytest.mark.slow
+@pytest.mark.claim("NORM-04")
+def test_the_four_norm_arms_land_where_the_text_orders_them(norm_ci, claim_record, claim_figure, pin):
+    vals = {arm: norm_ci.val(arm) for arm in norm_ci.scale.rungs}
+    for arm in ARMS:
+        claim_record("NORM-04", [round(v, 2) for v in vals[arm]], expected=DOC_NORM[arm],
+                     tolerance="CI scale: orderings only", label=f"{arm} (CI, seeds 0-2)")
+    claim_record("NORM-04", [round(v, 2) for v in vals["post+warmup50"]], tolerance="reported",
+                 label="post+warmup 50 % (CI, seeds 0-2)")
+    claim_figure("NORM-04", "norm_ci_loss_curves", draw_norm(norm_ci, "pre vs post-norm, CI scale"))
+    pin("norm_ci", {arm: v for arm, v in vals.items()}, meaning="val perplexity per arm, seeds 0-2",
+        rtol=1e-4,  # CPU runs repeat bit for bit; 1e-4 leaves room for a BLAS change
+        config={"scale": norm_ci.scale.name, "train": norm_ci.scale.train, "arms": list(vals)})
+    # what shows at CI scale: post-norm without warmup is worse than both pre-norm arms, every
+    # seed (where post+warmup lands is NORM-06's question)
+    for s in range(len(norm_ci.scale.seeds)):
+        assert vals["post"][s] > max(vals["pre"][s], vals["pre+warmup"][s])
+
+
+@pytest.mark.slow
+@pytest.mark.claim("NORM-05")
+def test_post_norm_without_warmup_is_several_times_worse(norm_ci, claim_record):
+    ratio = claim_record("NORM-05", [round(b / a, 2) for a, b in zip(norm_ci.val("pre"), norm_ci.val("post"))],
+                         expected=8.15, tolerance="CI scale: > 3 on every seed ('several times')",
+                         label="post / pre, per seed")
+    assert all(r > 3 for r in ratio)
+
+
+@pytest.mark.slow
+@pytest.mark.claim("NORM-06")
+@pytest.mark.xfail(strict=True, reason="at CI scale a 20 % warmup does not bring post-norm to pre-norm: it "
+                   "stays further from it than pre-norm's own seed spread (values in the report; "
+                   "the 50 % arm is reported beside it)")
+def test_post_norm_with_warmup_matches_pre_norm(norm_ci, claim_record):
+    pre, post_wu = norm_ci.val("pre"), norm_ci.val("post+warmup")
+    gap = claim_record("NORM-06", [round((b - a) / a, 3) for a, b in zip(pre, post_wu)], expected="0.0016 (37.88 vs 37.82)",
+                       tolerance=f"|gap| <= pre-norm's seed spread ({_spread(pre):.3f})",
+                       label="(post+warmup - pre) / pre, per seed, warmup 20 %")
+    claim_record("NORM-06", [round((b - a) / a, 3) for a, b in zip(pre, norm_ci.val("post+warmup50"))],
+                 tolerance="reported", label="(post+warmup - pre) / pre, per seed, warmup 50 %")
+    assert all(abs(g) <= _spread(pre) for g in gap)
+
+
+@pytest.mark.slow
+@pytest.mark.claim("NORM-07")
+def test_warmup_barely_matters_for_pre_norm(norm_ci, claim_record):
+    pre, pre_wu = norm_ci.val("pre"), norm_ci.val("pre+warmup")
+    d_pre = claim_record("NORM-07", [round((b - a) / a, 3) for a, b in zip(pre, pre_wu)], expected=-0.005,
+                         tolerance=f"|effect| <= pre-norm's seed spread ({_spread(pre):.3f})",
+                         label="pre-norm: (warmup - none) / none, per seed")
+    assert all(abs(d) <= _spread(pre) for d in d_pre)
+
+
+@pytest.mark.slow
+@pytest.mark.claim("NORM-07")
+@pytest.mark.xfail(strict=True, reason="at CI scale a 20 % warmup leaves post-norm failed, so its effect is "
+                   "not 10x pre-norm's on every seed; 50 % does rescue it (values in the report)")
+def test_warmup_is_the_patch_that_rescues_post_norm(norm_ci, claim_record):
+    pre, pre_wu = norm_ci.val("pre"), norm_ci.val("pre+warmup")
+    post = norm_ci.val("post")
+    d_pre = [(b - a) / a for a, b in zip(pre, pre_wu)]
+    d_post = claim_record("NORM-07", [round((b - a) / a, 3) for a, b in zip(post, norm_ci.val("post+warmup"))],
+                          expected=-0.877, tolerance="|effect| > 10x pre-norm's, every seed",
+                          label="post-norm: (warmup - none) / none, per seed, warmup 20 %")
+    claim_record("NORM-07", [round((b - a) / a, 3) for a, b in zip(post, norm_ci.val("post+warmup50"))],
+                 tolerance="reported", label="post-norm: (warmup - none) / none, per seed, warmup 50 %")
+    assert all(abs(b) > 10 * abs(a) for a, b in zip(d_pre, d_post))
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("NORM-04", "NORM-05", "NORM-06", "NORM-07")
+def test_the_norm_table_at_full_scale(norm_full, claim_record, claim_figure):
+    vals = {arm: norm_full.val(arm) for arm in ARMS}
+    claim_figure("NORM-04", "norm_full_loss_curves", draw_norm(norm_full, "pre vs post-norm, full scale"))
+    for arm in ARMS:
+        claim_record("NORM-04", [round(v, 2) for v in vals[arm]], expected=DOC_NORM[arm],
+                     tolerance="healthy arms 37.8 ± 8 %; post > 100", label=f"{arm} (full, seeds 0-2)")
+    ratio = [b / a for a, b in zip(vals["pre"], vals["post"])]
+    claim_record("NORM-05", [round(r, 2) for r in ratio], expected=8.15, tolerance=">= 3 on every seed",
+                 label="post / pre (full)")
+    # 8 %: the seed spread of a 3000-step ladder rung is 1-2 %, plus a different init and corpus split
+    for arm in ("pre", "pre+warmup", "post+warmup"):
+        assert all(v == pytest.approx(37.82, rel=0.08) for v in vals[arm]), arm
+    assert all(v > 100 for v in vals["post"]) and all(r >= 3 for r in ratio)
+    # NORM-06 and NORM-07: "exactly" and "barely" read as within 3 % (catalogue)
+    assert abs(np.mean(vals["post+warmup"]) - np.mean(vals["pre"])) / np.mean(vals["pre"]) < 0.03
+    assert abs(np.mean(vals["pre+warmup"]) - np.mean(vals["pre"])) / np.mean(vals["pre"]) < 0.03

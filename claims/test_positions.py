@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 from model import GPT, GPTConfig, MultiHeadAttention
 from model.positional import RoPE, alibi_slopes, build_positional, sinusoid_table
 
-pytestmark = pytest.mark.fast
 
 seeds = st.integers(0, 2**31 - 1)
 
@@ -17,6 +16,7 @@ def _nope(n_layer=1, causal=True, d=16, T=12, V=20, **kw):
                          positions="none", causal=causal, **kw)).double().eval()
 
 
+@pytest.mark.fast
 @pytest.mark.claim("POS-02")
 @given(T=st.integers(2, 16), seed=seeds)
 def test_unmasked_attention_without_positions_is_permutation_equivariant(T, seed):
@@ -27,6 +27,7 @@ def test_unmasked_attention_without_positions_is_permutation_equivariant(T, seed
     torch.testing.assert_close(attn(x[:, p]), attn(x)[:, p], rtol=0, atol=1e-12)
 
 
+@pytest.mark.fast
 @pytest.mark.claim("POS-02")
 @given(seed=seeds)
 def test_a_whole_unmasked_block_without_positions_is_equivariant(seed):
@@ -44,6 +45,7 @@ def _prefix_shuffled(x, t, g):
     return y
 
 
+@pytest.mark.fast
 @pytest.mark.claim("POS-03", "TINY-28")
 @given(t=st.integers(2, 11), seed=seeds)
 def test_one_causal_block_cannot_see_order_inside_its_prefix(t, seed):
@@ -55,6 +57,7 @@ def test_one_causal_block_cannot_see_order_inside_its_prefix(t, seed):
         torch.testing.assert_close(m(y)[0, t], m(x)[0, t], rtol=0, atol=1e-12)
 
 
+@pytest.mark.fast
 @pytest.mark.claim("POS-03", "TINY-28")
 def test_two_causal_blocks_can_see_order_the_catalogues_caveat(claim_record):
     """Negative control: from the second layer on, the prefix's states carry their own prefixes."""
@@ -69,6 +72,7 @@ def test_two_causal_blocks_can_see_order_the_catalogues_caveat(claim_record):
     assert diff > 1e-4
 
 
+@pytest.mark.fast
 @pytest.mark.claim("POS-05")
 def test_positions_never_seen_keep_their_initial_vector():
     torch.manual_seed(0)
@@ -85,6 +89,7 @@ def test_positions_never_seen_keep_their_initial_vector():
     assert not torch.equal(rows[:64], init[:64])
 
 
+@pytest.mark.fast
 @pytest.mark.claim("POS-05")
 def test_decoupled_weight_decay_rescales_the_unseen_rows(claim_record):
     torch.manual_seed(0)
@@ -104,6 +109,7 @@ def test_decoupled_weight_decay_rescales_the_unseen_rows(claim_record):
     torch.testing.assert_close(m.pos.table.weight.detach()[64:], init[64:] * factor, rtol=1e-5, atol=0)
 
 
+@pytest.mark.fast
 @pytest.mark.claim("POS-06")
 def test_sinusoids_are_computed_geometric_and_defined_anywhere():
     pe = build_positional("sinusoidal", d_model=64, d_head=16, n_head=4, n_positions=64)
@@ -118,6 +124,7 @@ def test_sinusoids_are_computed_geometric_and_defined_anywhere():
     assert torch.isfinite(table).all() and table.abs().max() <= 1
 
 
+@pytest.mark.fast
 @pytest.mark.claim("POS-08")
 @given(offset=st.integers(0, 50), seed=seeds)
 def test_rope_scores_depend_only_on_the_distance(offset, seed):
@@ -130,6 +137,7 @@ def test_rope_scores_depend_only_on_the_distance(offset, seed):
     assert torch.allclose(rope.apply(q.expand(5, 32), ts).norm(dim=-1), q.norm().expand(5))
 
 
+@pytest.mark.fast
 @pytest.mark.claim("POS-10")
 def test_alibi_is_a_linear_distance_penalty_with_one_slope_per_head():
     pe = build_positional("alibi", d_model=64, d_head=8, n_head=8, n_positions=64)
@@ -141,3 +149,135 @@ def test_alibi_is_a_linear_distance_penalty_with_one_slope_per_head():
     t, i = 1000, torch.arange(1001)
     torch.testing.assert_close(b[:, t, : t + 1], -slopes[:, None].double() * (t - i), rtol=0, atol=1e-9)
     assert torch.isfinite(b).all()
+
+
+# ---- training: five schemes trained at window 64, scored at 64, 128 and 256 --------------------
+#
+# CI scale (claims/scales.py POS_CI): 2 blocks at d 64, 600 steps, 3 seeds. Full (POS_FULL): the
+# ladder's width 128 and 3000 steps at window 64. Weight decay is off in both, so the learned
+# table's rows 64..255 are exactly their initial random vectors when scored (POS-05).
+
+import numpy as np  # noqa: E402
+
+from claims.scales import POS_LENGTHS, POS_SCHEMES  # noqa: E402
+
+DOC_ALIBI = (44.95, 42.49)  # ALiBi at 64 and at the longest window (IT L159)
+
+
+def _at(runs, scheme, L):
+    """Per-seed validation perplexity of one scheme scored in windows of L tokens."""
+    return np.array([runs.record(scheme, s)["val_ppl_at_length"][str(L)] for s in runs.scale.seeds])
+
+
+def _table(runs):
+    return {p: np.stack([_at(runs, p, L) for L in POS_LENGTHS], 1) for p in POS_SCHEMES}  # (seeds, lengths)
+
+
+def draw_positions(runs, title):
+    def draw(fig):
+        ax = fig.add_subplot()
+        for p, t in _table(runs).items():
+            ax.errorbar(POS_LENGTHS, t.mean(0), yerr=[t.mean(0) - t.min(0), t.max(0) - t.mean(0)],
+                        marker="o", capsize=3, label=p)
+        ax.set(xscale="log", xticks=POS_LENGTHS, xlabel="evaluation window (trained at 64)",
+               ylabel="val perplexity", title=title)
+        ax.set_xticklabels(POS_LENGTHS)
+        ax.legend(fontsize=8)
+    return draw
+
+
+def _record_table(claim_record, claim_id, runs, scheme):
+    claim_record(claim_id, np.round(_table(runs)[scheme], 2).tolist(), tolerance="per seed, windows 64/128/256",
+                 label=f"{scheme}: val perplexity at 64, 128, 256 ({runs.scale.name})")
+
+
+@pytest.mark.slow
+@pytest.mark.claim("POS-01")
+def test_without_positions_the_model_still_trains(pos_ci, shakespeare_tokens, claim_record, claim_figure, pin):
+    from model.data import split
+    from model.ngram import NGram
+    tr, va = split(shakespeare_tokens)
+    unigram = NGram(1, 1024, k=1.0).fit(tr).perplexity(va)
+    ppl = claim_record("POS-01", np.round(_at(pos_ci, "none", 64), 2).tolist(), expected="still trains",
+                       tolerance=f"< the unigram's {unigram:.1f}, every seed", label="no positions, val at 64")
+    losses = [pos_ci.record("none", s)["curve"]["loss"][-1] for s in pos_ci.scale.seeds]
+    claim_figure("POS-01", "positions_ci_by_window", draw_positions(pos_ci, "positions, CI scale"))
+    pin("positions_ci", {p: t for p, t in _table(pos_ci).items()},
+        meaning="val perplexity (seed, window 64/128/256) per positional scheme",
+        rtol=1e-4,  # CPU runs repeat bit for bit; 1e-4 leaves room for a BLAS change
+        config={"scale": pos_ci.scale.name, "train": pos_ci.scale.train, "schemes": POS_SCHEMES})
+    assert all(p < unigram for p in ppl)
+    assert all(loss < 0.8 * np.log(1024) for loss in losses)  # well below the uniform start
+
+
+@pytest.mark.slow
+@pytest.mark.claim("POS-04")
+@pytest.mark.xfail(strict=True, reason="at CI scale learned positions are not the best scheme at the "
+                   "training length: RoPE, ALiBi and sinusoids beat them (values in the report)")
+def test_learned_positions_win_at_the_training_length(pos_ci, claim_record):
+    t = _table(pos_ci)
+    _record_table(claim_record, "POS-04", pos_ci, "learned")
+    best_other = np.min([t[p][:, 0] for p in ("sinusoidal", "rope", "alibi")], axis=0)
+    # 2 %: "win" allows a tie within the seed spread of a rung at this scale
+    assert (t["learned"][:, 0] <= best_other * 1.02).all()
+
+
+@pytest.mark.slow
+@pytest.mark.claim("POS-04", "POS-05")
+def test_learned_positions_collapse_beyond_the_training_length(pos_ci, claim_record):
+    t = _table(pos_ci)
+    rise = claim_record("POS-04", np.round(t["learned"][:, 2] / t["learned"][:, 0], 2).tolist(),
+                        expected="collapses", tolerance="> 1.5 on every seed", label="learned: ppl(256) / ppl(64)")
+    claim_record("POS-05", "rows 64..255 untrained, weight decay off", expected="random initial vectors",
+                 tolerance="see the fast POS-05 tests", label="what the learned table holds past 64")
+    assert (np.array(rise) > 1.5).all()
+    assert (t["learned"][:, 2] > t["alibi"][:, 2]).all() and (t["learned"][:, 1] > t["learned"][:, 0]).all()
+
+
+@pytest.mark.slow
+@pytest.mark.claim("POS-07")
+def test_sinusoids_do_not_extrapolate(pos_ci, claim_record):
+    t = _table(pos_ci)
+    _record_table(claim_record, "POS-07", pos_ci, "sinusoidal")
+    assert (t["sinusoidal"][:, 2] > t["sinusoidal"][:, 0]).all() and (t["sinusoidal"][:, 1] > t["sinusoidal"][:, 0]).all()
+
+
+@pytest.mark.slow
+@pytest.mark.claim("POS-09")
+def test_rope_degrades_beyond_the_training_length(pos_ci, claim_record):
+    t = _table(pos_ci)
+    _record_table(claim_record, "POS-09", pos_ci, "rope")
+    assert (t["rope"][:, 2] > t["rope"][:, 0]).all()
+    # the interpretation of "degrada, ma degrada": less than the absolute schemes do
+    assert (t["rope"][:, 2] < np.minimum(t["learned"][:, 2], t["sinusoidal"][:, 2])).all()
+
+
+@pytest.mark.slow
+@pytest.mark.claim("POS-11")
+def test_alibi_improves_as_the_window_grows(pos_ci, claim_record):
+    t = _table(pos_ci)
+    _record_table(claim_record, "POS-11", pos_ci, "alibi")
+    claim_record("POS-11", np.round(t["alibi"][:, 2] / t["alibi"][:, 0], 4).tolist(),
+                 expected=round(DOC_ALIBI[1] / DOC_ALIBI[0], 4), tolerance="< 1 on every seed",
+                 label="alibi: ppl(256) / ppl(64)")
+    assert (np.diff(t["alibi"], axis=1) < 0).all()  # 64 -> 128 -> 256, every seed
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("POS-01", "POS-04", "POS-07", "POS-09", "POS-11")
+def test_the_position_table_at_full_scale(pos_full, claim_record, claim_figure):
+    t = _table(pos_full)
+    claim_figure("POS-04", "positions_full_by_window", draw_positions(pos_full, "positions, full scale"))
+    for p in POS_SCHEMES:
+        _record_table(claim_record, "POS-04", pos_full, p)
+    claim_record("POS-11", np.round(t["alibi"][:, [0, 2]], 2).tolist(), expected=list(DOC_ALIBI),
+                 tolerance="±10 % each", label="alibi at 64 and 256 (full)")
+    # ±10 %: the document gives one run; the ladder's seed spread is 1-2 % and the split may differ
+    assert np.allclose(t["alibi"][:, 0], DOC_ALIBI[0], rtol=0.10)
+    assert np.allclose(t["alibi"][:, 2], DOC_ALIBI[1], rtol=0.10)
+    assert (np.diff(t["alibi"], axis=1) < 0).all()
+    others = np.min([t[p][:, 0] for p in ("sinusoidal", "rope", "alibi")], axis=0)
+    assert (t["learned"][:, 0] <= others * 1.02).all()  # learned wins at 64 (a tie within 2 %)
+    assert (t["learned"][:, 2] > 1.5 * t["learned"][:, 0]).all()
+    assert (t["sinusoidal"][:, 2] > t["sinusoidal"][:, 0]).all() and (t["rope"][:, 2] > t["rope"][:, 0]).all()
+    assert (t["none"][:, 0] < 1024).all()

@@ -12,7 +12,6 @@ from scipy import stats
 from model import GPT, capture_attention, sqrt_dk_config
 from model.metrics import effective_tokens, entropy, softmax_trace
 
-pytestmark = pytest.mark.fast
 
 WIDTHS = (4, 16, 64, 256, 1024)
 # The document's table: d -> (Var(q.k), std) over 20,000 random pairs
@@ -37,6 +36,7 @@ def _rows(d, scale=False):
     return torch.softmax(s / math.sqrt(d) if scale else s, -1)
 
 
+@pytest.mark.fast
 @pytest.mark.claim("SQRT-01")
 @pytest.mark.parametrize("d", [1, 2, 3, 4, 5])
 def test_variance_of_the_dot_product_is_exactly_d(d):
@@ -48,6 +48,7 @@ def test_variance_of_the_dot_product_is_exactly_d(d):
     assert mean == 0 and var == d  # variances of independent products add up
 
 
+@pytest.mark.fast
 @pytest.mark.claim("SQRT-02")
 @pytest.mark.parametrize("d", WIDTHS)
 def test_measured_variance_is_d_within_sampling_error(d, claim_record):
@@ -61,6 +62,7 @@ def test_measured_variance_is_d_within_sampling_error(d, claim_record):
     assert abs(var - d) <= 4 * se
 
 
+@pytest.mark.fast
 @pytest.mark.claim("SQRT-02")
 def test_the_documents_table_is_consistent_with_theory():
     for d, (var, std) in TABLE.items():
@@ -69,6 +71,7 @@ def test_the_documents_table_is_consistent_with_theory():
         assert abs(var - d) <= 4 * se  # each printed row is a plausible 20k-pair draw
 
 
+@pytest.mark.fast
 @pytest.mark.claim("SQRT-03")
 def test_linear_layers_are_scale_equivariant_and_softmax_is_not(claim_record):
     lin = torch.nn.Linear(8, 8, bias=False).double()
@@ -86,6 +89,7 @@ def test_linear_layers_are_scale_equivariant_and_softmax_is_not(claim_record):
     assert (hard < soft / 5).all()
 
 
+@pytest.mark.fast
 @pytest.mark.claim("SQRT-04")
 def test_effective_tokens_is_exp_entropy_from_n_to_one():
     for n in (1, 2, 7, 64):
@@ -96,6 +100,7 @@ def test_effective_tokens_is_exp_entropy_from_n_to_one():
     assert ((e >= 1) & (e <= 64)).all()
 
 
+@pytest.mark.fast
 @pytest.mark.claim("SQRT-05")
 def test_unscaled_fresh_head_at_256_attends_to_one_token_of_64(claim_record):
     w_raw, w_div = _rows(256), _rows(256, scale=True)
@@ -111,6 +116,7 @@ def test_unscaled_fresh_head_at_256_attends_to_one_token_of_64(claim_record):
     assert p > 0.001
 
 
+@pytest.mark.fast
 @pytest.mark.claim("SQRT-06")
 def test_softmax_jacobian_diagonal_is_w_times_one_minus_w():
     s = torch.randn(10, dtype=torch.float64)
@@ -124,6 +130,7 @@ def test_softmax_jacobian_diagonal_is_w_times_one_minus_w():
     assert J_hot.diagonal().abs().max() < 1e-6  # zero at both ends: w = 1 and w = 0
 
 
+@pytest.mark.fast
 @pytest.mark.claim("SQRT-07")
 def test_seven_in_ten_unscaled_rows_are_frozen_at_1024(claim_record):
     fracs = {}
@@ -140,6 +147,7 @@ def test_seven_in_ten_unscaled_rows_are_frozen_at_1024(claim_record):
     assert frozen == sorted(frozen) and frozen[1] <= 0.02  # grows with d; nothing frozen at 16
 
 
+@pytest.mark.fast
 @pytest.mark.claim("SQRT-08")
 def test_divided_gradient_quantity_is_flat_at_0_96(claim_record):
     means = {}
@@ -165,6 +173,7 @@ def _init_score_std(scale):
     return sum(stds) / len(stds)
 
 
+@pytest.mark.fast
 @pytest.mark.claim("SQRT-11")
 def test_undivided_head_starts_with_score_std_21(claim_record):
     """(a) at initialisation. Token + position embeddings N(0,1) each, nn.Linear default init:
@@ -176,6 +185,7 @@ def test_undivided_head_starts_with_score_std_21(claim_record):
     assert round(std) == 21
 
 
+@pytest.mark.fast
 @pytest.mark.claim("SQRT-13")
 def test_divided_head_starts_soft(claim_record):
     std = claim_record("SQRT-13", _init_score_std(scale=True), expected="0.67 (derived init)",
@@ -183,6 +193,7 @@ def test_divided_head_starts_soft(claim_record):
     assert std == pytest.approx(2 / 3, rel=0.05)
 
 
+@pytest.mark.fast
 @pytest.mark.claim("SQRT-12")
 def test_a_saturated_softmax_passes_almost_no_gradient(claim_record):
     s = torch.randn(64, dtype=torch.float64)
@@ -196,3 +207,151 @@ def test_a_saturated_softmax_passes_almost_no_gradient(claim_record):
     ratio = claim_record("SQRT-12", grad_norm(1e3) / grad_norm(1.0), tolerance="< 1e-6",
                          label="grad norm at scale 1e3 / scale 1")
     assert ratio < 1e-6
+
+
+# ---- training with and without the division (SQRT-09 ... SQRT-13) ------------------------------
+#
+# CI scale (claims/scales.py SQRT_CI): one head on d_model 64, window 64, batch 16, 1000 steps at
+# 3e-3, 3 seeds, head widths 32, 128, 256 and 1024. Full (SQRT_FULL): the document's 1500 steps
+# at batch 32 on d_model 128. Attention statistics come from a fixed held-out batch, every 100
+# steps (model.inspect.attention_summary).
+
+from claims.scales import SQRT_WIDTHS  # noqa: E402
+
+DOC_WORTH = {32: "≈ 0 (no-division slightly ahead)", 256: 18, 1024: 17}
+
+
+def _worth(runs, d):
+    """Per-seed val perplexity lost by dropping the division at head width d."""
+    return [b - a for a, b in zip(runs.val(f"div-{d}"), runs.val(f"nodiv-{d}"))]
+
+
+def _attention(runs, rung, key, when):
+    """Per-seed attention statistic at initialisation (when=0) or at the end (when=-1)."""
+    return [runs.record(rung, s)["trace"]["attention"][when][key] for s in runs.scale.seeds]
+
+
+def draw_sqrt(runs, title):
+    def draw(fig):
+        fig.set_size_inches(12, 4)
+        axes = fig.subplots(1, 3)
+        for scale, style in (("div", "-"), ("nodiv", "--")):
+            for d, colour in zip(SQRT_WIDTHS, ("tab:blue", "tab:green", "tab:orange", "tab:red")):
+                tr = runs.record(f"{scale}-{d}", runs.scale.seeds[0])["trace"]
+                for ax, key in zip(axes, ("score_std", "entropy", "saturated")):
+                    ax.plot(tr["step"], [a[key] for a in tr["attention"]], style, color=colour,
+                            label=f"{scale} d_k={d}")
+        for ax, (key, scale) in zip(axes, (("score std", "log"), ("mean entropy (nats)", "linear"),
+                                           ("rows with max weight > 0.99", "linear"))):
+            ax.set(xlabel="step", ylabel=key, yscale=scale)
+        axes[0].legend(fontsize=7, ncol=2)
+        fig.suptitle(f"{title} (seed {runs.scale.seeds[0]}; solid: divided, dashed: not)")
+    return draw
+
+
+@pytest.mark.slow
+@pytest.mark.claim("SQRT-09")
+def test_the_division_is_worth_less_at_32_than_at_256(sqrt_ci, claim_record, claim_figure, pin):
+    worth = {d: _worth(sqrt_ci, d) for d in SQRT_WIDTHS}
+    for d in SQRT_WIDTHS:
+        claim_record("SQRT-09", [round(w, 2) for w in worth[d]], expected=DOC_WORTH.get(d),
+                     tolerance="less at 32 than at 256, every seed", label=f"no division - division, d_k = {d} (CI)")
+    claim_figure("SQRT-09", "sqrt_dk_ci_attention", draw_sqrt(sqrt_ci, "sqrt(d_k), CI scale"))
+    pin("sqrt_dk_ci", {rung: sqrt_ci.val(rung) for rung in sqrt_ci.scale.rungs},
+        meaning="val perplexity per (division, head width), seeds 0-2",
+        rtol=1e-4,  # CPU runs repeat bit for bit; 1e-4 leaves room for a BLAS change
+        config={"scale": sqrt_ci.scale.name, "train": sqrt_ci.scale.train, "widths": SQRT_WIDTHS})
+    assert all(a < b for a, b in zip(worth[32], worth[256]))
+
+
+@pytest.mark.slow
+@pytest.mark.claim("SQRT-09")
+@pytest.mark.xfail(strict=True, reason="at CI scale dropping the division costs several points even at "
+                   "d_k = 32 (values in the report); the text's 'worth nothing' is not reproduced")
+def test_at_32_the_division_is_worth_nothing(sqrt_ci, claim_record):
+    # 2 points: the catalogue's bound for 'no meaningful effect' (a rung's seed spread at CI scale)
+    assert all(abs(w) < 2 for w in _worth(sqrt_ci, 32))
+
+
+@pytest.mark.slow
+@pytest.mark.claim("SQRT-10")
+def test_at_256_and_1024_the_division_is_worth_many_points(sqrt_ci, claim_record):
+    for d in (256, 1024):
+        claim_record("SQRT-10", [round(w, 2) for w in _worth(sqrt_ci, d)], expected=DOC_WORTH[d],
+                     tolerance="> 0 on every seed (CI)", label=f"no division - division, d_k = {d} (CI)")
+    assert all(w > 0 for d in (256, 1024) for w in _worth(sqrt_ci, d))
+
+
+@pytest.mark.slow
+@pytest.mark.claim("SQRT-11")
+def test_the_undivided_head_sharpens_and_saturates(sqrt_ci, claim_record):
+    std0, std1 = _attention(sqrt_ci, "nodiv-1024", "score_std", 0), _attention(sqrt_ci, "nodiv-1024", "score_std", -1)
+    ent = _attention(sqrt_ci, "nodiv-1024", "entropy", -1)
+    sat = _attention(sqrt_ci, "nodiv-1024", "saturated", -1)
+    claim_record("SQRT-11", [[round(a, 1), round(b, 1)] for a, b in zip(std0, std1)], expected=[21, 5147],
+                 tolerance="grows, every seed", label="undivided d_k=1024: score std, init -> end (CI)")
+    claim_record("SQRT-11", [round(e, 3) for e in ent], expected=0, tolerance="< the divided head's",
+                 label="undivided d_k=1024: mean entropy at the end (nats)")
+    claim_record("SQRT-11", [round(s, 3) for s in sat], expected=0.999, tolerance="> 0.5 every seed",
+                 label="undivided d_k=1024: rows with max weight > 0.99")
+    div_ent = _attention(sqrt_ci, "div-1024", "entropy", -1)
+    assert all(b > a for a, b in zip(std0, std1))
+    assert all(e < d for e, d in zip(ent, div_ent)) and all(s > 0.5 for s in sat)
+
+
+@pytest.mark.slow
+@pytest.mark.claim("SQRT-11")
+@pytest.mark.xfail(strict=True, reason="at CI scale the undivided score std grows by about an order of "
+                   "magnitude, short of the catalogue's x20 and far from the text's thousands, while entropy "
+                   "and saturation do collapse (values in the report)")
+def test_the_undivided_head_runs_away_and_collapses_completely(sqrt_ci):
+    std0, std1 = _attention(sqrt_ci, "nodiv-1024", "score_std", 0), _attention(sqrt_ci, "nodiv-1024", "score_std", -1)
+    # the catalogue's reduced bounds: std x20, > 90 % of rows one-hot, entropy < 0.1 nats
+    assert all(b > 20 * a for a, b in zip(std0, std1))
+    assert all(s > 0.9 for s in _attention(sqrt_ci, "nodiv-1024", "saturated", -1))
+    assert all(e < 0.1 for e in _attention(sqrt_ci, "nodiv-1024", "entropy", -1))
+
+
+@pytest.mark.slow
+@pytest.mark.claim("SQRT-12")
+def test_the_collapse_is_stable(sqrt_ci, claim_record):
+    kept = []
+    for s in sqrt_ci.scale.seeds:
+        sat = [a["saturated"] for a in sqrt_ci.record("nodiv-1024", s)["trace"]["attention"]]
+        kept.append(sat[-1] / max(sat))
+    kept = claim_record("SQRT-12", [round(k, 3) for k in kept], expected="nothing brings it back",
+                        tolerance=">= 0.9 of its peak at the end, every seed",
+                        label="undivided d_k=1024: saturated fraction at the end / its peak")
+    assert all(k >= 0.9 for k in kept)
+
+
+@pytest.mark.slow
+@pytest.mark.claim("SQRT-13")
+def test_the_divided_head_stays_soft(sqrt_ci, claim_record):
+    std = claim_record("SQRT-13", [round(x, 2) for x in _attention(sqrt_ci, "div-1024", "score_std", -1)],
+                       expected=3.44, tolerance="< 10 (catalogue, reduced)", label="divided d_k=1024: score std at the end")
+    sat = claim_record("SQRT-13", [round(x, 3) for x in _attention(sqrt_ci, "div-1024", "saturated", -1)],
+                       tolerance="< 0.5", label="divided d_k=1024: rows with max weight > 0.99")
+    assert all(x < 10 for x in std) and all(x < 0.5 for x in sat)
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("SQRT-09", "SQRT-10", "SQRT-11", "SQRT-13")
+def test_the_sqrt_dk_table_at_full_scale(sqrt_full, claim_record, claim_figure):
+    worth = {d: _worth(sqrt_full, d) for d in SQRT_WIDTHS}
+    for d in SQRT_WIDTHS:
+        claim_record("SQRT-09" if d == 32 else "SQRT-10", [round(w, 2) for w in worth[d]],
+                     expected=DOC_WORTH.get(d), tolerance="|Δ32| < 2; Δ256, Δ1024 in [9, 27]",
+                     label=f"no division - division, d_k = {d} (full)")
+    claim_figure("SQRT-11", "sqrt_dk_full_attention", draw_sqrt(sqrt_full, "sqrt(d_k), full scale"))
+    std = _attention(sqrt_full, "nodiv-1024", "score_std", -1)
+    soft = _attention(sqrt_full, "div-1024", "score_std", -1)
+    claim_record("SQRT-11", [round(x, 1) for x in std], expected=5147, tolerance="within x2",
+                 label="undivided d_k=1024: score std at the end (full)")
+    claim_record("SQRT-13", [round(x, 2) for x in soft], expected=3.44, tolerance="within x2",
+                 label="divided d_k=1024: score std at the end (full)")
+    # [9, 27]: 18 and 17 ± 50 %, the text's single run against our seeds and split
+    assert all(abs(w) < 2 for w in worth[32])
+    assert all(9 <= w <= 27 for d in (256, 1024) for w in worth[d])
+    assert all(5147 / 2 <= x <= 5147 * 2 for x in std) and all(3.44 / 2 <= x <= 3.44 * 2 for x in soft)
+    assert all(s >= 0.99 for s in _attention(sqrt_full, "nodiv-1024", "saturated", -1))

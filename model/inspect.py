@@ -29,3 +29,21 @@ def capture_attention(model):
     finally:
         for m in layers:
             m.probe = None
+
+
+@torch.no_grad()
+def attention_summary(model, idx) -> dict:
+    """The first attention layer on a batch: how peaked is it? (the sqrt(d_k) claims)
+
+    score_std: std of the scores as the softmax sees them (divided or not), every entry;
+    entropy: mean row entropy in nats; saturated: fraction of rows with max weight > 0.99.
+    """
+    was_training = model.training
+    model.eval()
+    with capture_attention(model) as maps:
+        model(idx)
+    model.train(was_training)
+    s, w = maps[0].scores, maps[0].weights
+    ent = -(w * torch.log(w.clamp_min(1e-30))).sum(-1)
+    return {"score_std": s.std().item(), "entropy": ent.mean().item(),
+            "saturated": (w.max(-1).values > 0.99).double().mean().item()}

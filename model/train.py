@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from .gpt import GPT, GPTConfig
+from .inspect import attention_summary
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,9 @@ class TrainConfig:
     eval_every: int = 0             # 0: evaluate at the end only
     eval_windows: int = 0           # windows per evaluation; 0: the whole held-out split
     log_every: int = 0              # 0: silent
+    eval_lengths: tuple[int, ...] = ()  # also score the held-out split in windows of these lengths
+    attention_stats: bool = False   # record layer 1's score std, entropy and saturation per trace
+    trace_every: int = 0            # cheap trace: mean training loss (and attention) every n steps
 
     def predictions(self, block_size: int) -> int:
         """Next-token predictions made in training: steps x batch x window."""
@@ -75,6 +79,11 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
     g = torch.Generator().manual_seed(seed)  # the batches: the same for a seed on any device
     checkpoints = sorted({s for s in range(cfg.eval_every, cfg.steps, cfg.eval_every or cfg.steps)} | {cfg.steps})
     curve = {"step": [], "train_ppl": [], "val_ppl": [], "loss": []}
+    probe_x = evals["val"][0][:16]  # a fixed held-out batch for the attention statistics
+    trace = {"step": [0], "loss": [None]} if cfg.trace_every else None
+    if trace is not None and cfg.attention_stats:
+        trace["attention"] = [attention_summary(model, probe_x)]  # at initialisation, step 0
+    traced = 0.0
     start, running = time.perf_counter(), 0.0
     for step in range(cfg.steps):
         for group in opt.param_groups:
@@ -86,7 +95,14 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
         loss.backward()
         opt.step()
         running += loss.item()
+        traced += loss.item()
         done = step + 1
+        if trace is not None and done % cfg.trace_every == 0:
+            trace["step"].append(done)
+            trace["loss"].append(traced / cfg.trace_every)
+            traced = 0.0
+            if cfg.attention_stats:
+                trace["attention"].append(attention_summary(model, probe_x))
         if cfg.log_every and done % cfg.log_every == 0:
             tps = done * cfg.batch_size * T / (time.perf_counter() - start)
             log(f"step {done:>6d}  loss {loss.item():.4f}  {tps:,.0f} tok/s")
@@ -97,7 +113,9 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
             curve["train_ppl"].append(perplexity(model, *evals["train"]))
             curve["val_ppl"].append(perplexity(model, *evals["val"]))
     wall = time.perf_counter() - start
+    at_length = {str(L): perplexity(model, *(t.to(device) for t in windows(va, L, 0))) for L in cfg.eval_lengths}
     return {
+        "val_ppl_at_length": at_length, "trace": trace,
         "val_ppl": curve["val_ppl"][-1], "train_ppl": curve["train_ppl"][-1], "curve": curve,
         "seed": seed, "device": str(device), "wall_s": round(wall, 2),
         "tokens_per_s": round(cfg.steps * cfg.batch_size * T / wall),
