@@ -179,8 +179,9 @@ def draw_positions(runs, title):
         for p, t in _table(runs).items():
             ax.errorbar(POS_LENGTHS, t.mean(0), yerr=[t.mean(0) - t.min(0), t.max(0) - t.mean(0)],
                         marker="o", capsize=3, label=p)
-        ax.set(xscale="log", xticks=POS_LENGTHS, xlabel="evaluation window (trained at 64)",
-               ylabel="val perplexity", title=title)
+        ax.set_xscale("log", base=2)
+        ax.minorticks_off()
+        ax.set(xticks=POS_LENGTHS, xlabel="evaluation window (trained at 64)", ylabel="val perplexity", title=title)
         ax.set_xticklabels(POS_LENGTHS)
         ax.legend(fontsize=8)
     return draw
