@@ -295,6 +295,12 @@ def test_the_undivided_head_sharpens_and_saturates(sqrt_ci, claim_record):
     claim_record("SQRT-11", [round(s, 3) for s in sat], expected=0.999, tolerance="> 0.5 every seed",
                  label="undivided d_k=1024: rows with max weight > 0.99")
     div_ent = _attention(sqrt_ci, "div-1024", "entropy", -1)
+    # the table: every width and variant, at initialisation and at the end (seed mean)
+    claim_record("SQRT-11", {rung: {when: {k: round(float(np.mean(_attention(sqrt_ci, rung, k, i))), 3)
+                                           for k in ("score_std", "entropy", "saturated")}
+                                    for when, i in (("init", 0), ("end", -1))}
+                             for rung in sqrt_ci.scale.rungs},
+                 tolerance="reported", label="score std, mean entropy (nats), rows > 0.99: init and end, seed mean")
     assert all(b > a for a, b in zip(std0, std1))
     assert all(e < d for e, d in zip(ent, div_ent)) and all(s > 0.5 for s in sat)
 
