@@ -97,13 +97,13 @@ def best_val_test(val_by_step: dict, test_at) -> tuple[int, float]:
 
 # ---- many runs at once -------------------------------------------------------------------------
 
-def _stacked(cfg: LabConfig, seeds):
+def _stacked(cfg: LabConfig, seeds, device="cpu"):
     dtype = getattr(torch, cfg.dtype)
     models = []
     for s in seeds:
         torch.manual_seed(s)
-        models.append(GPT(cfg.model()).to(dtype))
-    params, buffers = stack_module_state(models)
+        models.append(GPT(cfg.model()).to(dtype))  # initialised on the CPU: the same weights anywhere
+    params, buffers = stack_module_state([m.to(device) for m in models])
     base = GPT(cfg.model()).to("meta")
     return base, params, buffers, dtype
 
@@ -116,37 +116,40 @@ def _logits(base, params, buffers, x):
 def _perplexities(base, params, buffers, ids: torch.Tensor, chunk: int = 256) -> list[float]:
     """ids (M, n): each model's own text -> each model's perplexity (protocol above)."""
     win, w_idx, pos, targets = eval_windows(np.arange(ids.shape[1]))  # index arrays, shared
-    nll = torch.zeros(ids.shape[0], dtype=torch.float64)
+    nll = torch.zeros(ids.shape[0], dtype=torch.float64, device=ids.device)
+    on = lambda a: torch.from_numpy(a).to(ids.device)  # noqa: E731
     for lo in range(0, len(w_idx), chunk):
         sl = slice(lo, lo + chunk)
         wins = np.unique(w_idx[sl])
-        x = ids[:, torch.from_numpy(win[wins])]  # (M, w, T)
+        x = ids[:, on(win[wins])]  # (M, w, T)
         logp = F.log_softmax(_logits(base, params, buffers, x).double(), -1)  # (M, w, T, V)
-        row = torch.from_numpy(np.searchsorted(wins, w_idx[sl]))
-        tgt = ids[:, torch.from_numpy(targets[sl])]  # (M, t)
-        picked = logp[:, row, torch.from_numpy(pos[sl])]  # (M, t, V)
+        row = on(np.searchsorted(wins, w_idx[sl]))
+        tgt = ids[:, on(targets[sl])]  # (M, t)
+        picked = logp[:, row, on(pos[sl])]  # (M, t, V)
         nll -= picked.gather(-1, tgt[..., None])[..., 0].sum(1)
     return torch.exp(nll / len(w_idx)).tolist()
 
 
-def train_runs(cfg: LabConfig, runs: list[tuple[Excerpt, int]], log=None, keep_loss=False) -> dict:
+def train_runs(cfg: LabConfig, runs: list[tuple[Excerpt, int]], log=None, keep_loss=False,
+               device="cpu") -> dict:
     """Train one model per (excerpt, seed), all at once; curves of train/val/test perplexity.
 
     Returns {"runs": [(excerpt, seed)], "checkpoints": [...], "train"/"val"/"test": (M, C) lists,
     and with ``keep_loss`` "loss": (M, steps) training losses}.
     """
-    base, params, buffers, dtype = _stacked(cfg, [s for _, s in runs])
+    base, params, buffers, dtype = _stacked(cfg, [s for _, s in runs], device)
     leaves = list(params.values())
     for p in leaves:
         p.requires_grad_(True)
     opt = torch.optim.Adam(leaves, lr=cfg.lr)
-    parts = {p: torch.from_numpy(np.stack([ex.ids(p) for ex, _ in runs])) for p in ("train", "val", "test")}
+    parts = {p: torch.from_numpy(np.stack([ex.ids(p) for ex, _ in runs])).to(device)
+             for p in ("train", "val", "test")}
     tr = parts["train"]
     T = cfg.model().block_size
     starts = torch.from_numpy(np.stack([batch_starts(tr.shape[1], s, cfg.steps, cfg.batch, T)
-                                        for _, s in runs], axis=1))  # (steps, M, batch)
-    offs = torch.arange(T + 1)
-    rows = torch.arange(len(runs))[:, None, None]
+                                        for _, s in runs], axis=1)).to(device)  # (steps, M, batch)
+    offs = torch.arange(T + 1, device=device)
+    rows = torch.arange(len(runs), device=device)[:, None, None]
     loss_fn = vmap(lambda p, b, x, y: functional_call(base, (p, b), (x, y))[1])
     curves = {k: [] for k in parts}
     losses = []  # kept only when asked: 6,400 steps x M models is a lot of JSON
