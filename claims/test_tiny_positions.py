@@ -85,7 +85,7 @@ def test_two_blocks_without_positions_do_see_the_order():
 
 import numpy as np  # noqa: E402
 
-from claims.test_tiny_why import RATE_P, _rate, draw_lab  # noqa: E402
+from claims.lab_report import RATE_P, draw_lab, record_rate  # noqa: E402
 
 
 @pytest.mark.slow
@@ -99,7 +99,7 @@ def test_positions_win_on_validation_at_3200_steps_on_every_seed(tiny_lab, claim
                         tolerance="> 0.5 ppl", label="main excerpt: mean (no PE - PE) at 3,200")
     n_main = claim_record("TINY-26", int((pe < nope)[0].sum()), expected=5, tolerance="every seed",
                           label="main excerpt: seeds where positions win")
-    p = _rate(claim_record, "TINY-26", pe < nope, "positions win on validation at 3,200", expected="5 of 5")
+    p = record_rate(claim_record, "TINY-26", pe < nope, "positions win on validation at 3,200", expected="5 of 5")
     claim_figure("TINY-26", "tiny_lab_curves_no_positions", draw_lab(tiny_lab, positions=False))
     assert n_main == 5 and diff > 0.5 and p < RATE_P
 
@@ -116,6 +116,6 @@ def test_without_positions_the_net_is_as_good_as_a_bigram(tiny_lab, claim_record
     # allows for another text, and is far below the 2-3x gap between a bigram and no context
     close = claim_record("TINY-27", np.round(rel, 3).tolist(), expected="about 0 (10.41-10.99 vs 10.59)",
                          tolerance="|mean no-PE - bigram| / bigram < 0.10", label="per excerpt, seeds 1-5 averaged")
-    beats = _rate(claim_record, "TINY-27", np.broadcast_to(pe < bigram, pe.shape),
+    beats = record_rate(claim_record, "TINY-27", np.broadcast_to(pe < bigram, pe.shape),
                   "with positions, below the bigram at 3,200", expected="PE below the bigram")
     assert close[0] < 0.10 and np.mean(np.array(close) < 0.10) >= 0.8 and beats < RATE_P

@@ -55,8 +55,8 @@ def test_pythia_70m_is_about_fifteen_thousand_toys(claim_record):
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-from scipy.stats import binomtest  # noqa: E402
 
+from claims.lab_report import RATE_P, draw_lab, record_rate  # noqa: E402
 from claims.scales import TINY_LAB  # noqa: E402
 from model.data import CorpusUnavailable  # noqa: E402
 from model.lab import batches  # noqa: E402
@@ -181,40 +181,6 @@ def test_numpy_and_torch_agree_on_seed_1_for_6400_steps(claim_record):
 # runs than not?), and we report the chapter's own 5-seed form on the main excerpt beside it.
 
 PINS_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "pins"
-RATE_P = 0.05  # one-sided binomial test against 1/2 over 25 runs: 18 of 25 or more
-
-
-def _rate(claim_record, claim_id, holds, label, expected):
-    """Record a per-run property (excerpt, seed) as the chapter's 5-seed count on the main
-    excerpt and a rate over all runs; returns the binomial p-value of the rate."""
-    holds = np.asarray(holds, bool)
-    k, n = int(holds.sum()), holds.size
-    p = binomtest(k, n, 0.5, alternative="greater").pvalue
-    claim_record(claim_id, f"{int(holds[0].sum())}/{holds.shape[1]}", expected=expected, tolerance="reported",
-                 label=f"main excerpt, seeds 1-5: {label}")
-    claim_record(claim_id, f"{k}/{n} (binomial p = {p:.2g})", tolerance=f"holds on more runs than not, p < {RATE_P}",
-                 label=f"5 excerpts x 5 seeds: {label}")
-    return p
-
-
-def draw_lab(lab, positions=True):
-    """Train/val/test curves of the main excerpt's 5 seeds, with the n-gram baselines."""
-    def draw(fig):
-        fig.set_size_inches(13, 4)
-        axes = fig.subplots(1, 3, sharey=True)
-        for ax, part in zip(axes, ("train", "val", "test")):
-            for s, curve in zip(lab.seeds, lab.ppl(part, positions)[0]):
-                ax.plot(lab.steps, curve, marker="o", label=f"seed {s}")
-            for n, style in ((2, ":"), (3, "--")):
-                ax.axhline(lab.gram(n, part)[0, 0], color="k", ls=style, label=f"{n}-gram (add-k)")
-            ax.set(xscale="log", xticks=lab.steps, xlabel="Adam steps", title=f"{part}",
-                   ylabel="perplexity" if part == "train" else None)
-            ax.set_xticklabels(lab.steps, rotation=45)
-        axes[0].legend(fontsize=7)
-        fig.suptitle(f"the tiny GPT {'with' if positions else 'without'} positions, main excerpt of Pan Tadeusz")
-    return draw
-
-
 @pytest.mark.fast
 @pytest.mark.claim("TINY-14", "TINY-18")
 def test_the_excerpt_is_split_5775_500_500_like_the_labs_text(claim_record, data_regression):
@@ -259,7 +225,7 @@ def test_validation_rises_while_training_falls_from_3200_to_6400(tiny_lab, claim
                              round(tr[0, 0, j], 2)], expected="val 8.86 -> 9.54; train 6.34 -> 5.30",
                  tolerance="another text: reported", label="main excerpt, seed 1: val 3200, 6400; train 3200, 6400")
     overfits = (va[..., j] > va[..., i]) & (tr[..., j] < tr[..., i])
-    p = _rate(claim_record, "TINY-11", overfits, "val rises and train falls, 3,200 -> 6,400",
+    p = record_rate(claim_record, "TINY-11", overfits, "val rises and train falls, 3,200 -> 6,400",
               expected="seed 1: val rises while train falls")
     claim_figure("TINY-11", "tiny_lab_curves", draw_lab(tiny_lab))
     pin("tiny_lab", {f"{'pe' if pe else 'nope'}_{part}": tiny_lab.ppl(part, pe)
@@ -280,7 +246,7 @@ def test_validation_is_lowest_at_3200_steps_on_most_runs(tiny_lab, claim_record)
     best = tiny_lab.steps[tiny_lab.ppl("val").argmin(-1)]  # (excerpt, seed)
     claim_record("TINY-12", best[0].tolist(), expected="3200 on 4 of 5 seeds; seed 2 at 6400",
                  tolerance="reported", label="main excerpt: step of the lowest validation, seeds 1-5")
-    p = _rate(claim_record, "TINY-12", best == 3200, "validation lowest at 3,200",
+    p = record_rate(claim_record, "TINY-12", best == 3200, "validation lowest at 3,200",
               expected="4 of 5")
     late = claim_record("TINY-12", int((best >= 3200).sum()), expected="all 5 at 3,200 or 6,400",
                         tolerance=f">= {best.size * 4 // 5} of {best.size}", label="runs whose best step is 3,200 or 6,400")
@@ -298,7 +264,7 @@ def test_the_held_out_gap_grows_at_every_checkpoint_from_1600(tiny_lab, claim_re
         grows &= (np.diff(gap, axis=-1) > 0).all(-1)
     n_main = claim_record("TINY-13", int(grows[0].sum()), expected=5, tolerance="every seed (\"Pewne jest\")",
                           label="main excerpt: seeds whose val and test gaps grow at 1,600 -> 3,200 -> 6,400")
-    p = _rate(claim_record, "TINY-13", grows, "val and test gaps grow at every checkpoint from 1,600",
+    p = record_rate(claim_record, "TINY-13", grows, "val and test gaps grow at every checkpoint from 1,600",
               expected="every seed")
     assert n_main == 5 and p < RATE_P
 
@@ -309,7 +275,7 @@ def test_the_held_out_gap_grows_at_every_checkpoint_from_1600(tiny_lab, claim_re
                    "excerpt on every seed (counts in the report)")
 def test_test_perplexity_falls_from_3200_to_6400_on_most_runs(tiny_lab, claim_record):
     falls = tiny_lab.at("test", 6400) < tiny_lab.at("test", 3200)
-    p = _rate(claim_record, "TINY-14", falls, "test falls 3,200 -> 6,400", expected="4 of 5")
+    p = record_rate(claim_record, "TINY-14", falls, "test falls 3,200 -> 6,400", expected="4 of 5")
     assert p < RATE_P
 
 
@@ -328,7 +294,7 @@ def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step(tiny_lab, c
     wins = np.broadcast_to(tri < net, net.shape)
     n_main = claim_record("TINY-16", int(wins[0].sum()), expected=5, tolerance="every seed",
                           label="main excerpt: seeds where counting wins on test")
-    p = _rate(claim_record, "TINY-16", wins, "the 3-gram beats the net on test", expected="5 of 5")
+    p = record_rate(claim_record, "TINY-16", wins, "the 3-gram beats the net on test", expected="5 of 5")
     assert n_main == 5 and p < RATE_P
 
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 import torch
 
 from .attention import MultiHeadAttention
+from .metrics import entropy
 
 
 @dataclass
@@ -44,6 +45,5 @@ def attention_summary(model, idx) -> dict:
         model(idx)
     model.train(was_training)
     s, w = maps[0].scores, maps[0].weights
-    ent = -(w * torch.log(w.clamp_min(1e-30))).sum(-1)
-    return {"score_std": s.std().item(), "entropy": ent.mean().item(),
+    return {"score_std": s.std().item(), "entropy": entropy(w).mean().item(),
             "saturated": (w.max(-1).values > 0.99).double().mean().item()}

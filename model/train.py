@@ -113,7 +113,9 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
             curve["train_ppl"].append(perplexity(model, *evals["train"]))
             curve["val_ppl"].append(perplexity(model, *evals["val"]))
     wall = time.perf_counter() - start
-    at_length = {str(L): perplexity(model, *(t.to(device) for t in windows(va, L, 0))) for L in cfg.eval_lengths}
+    at_length = {str(L): (curve["val_ppl"][-1] if L == T and not cfg.eval_windows  # already scored
+                          else perplexity(model, *(t.to(device) for t in windows(va, L, 0))))
+                 for L in cfg.eval_lengths}
     return {
         "val_ppl_at_length": at_length, "trace": trace,
         "val_ppl": curve["val_ppl"][-1], "train_ppl": curve["train_ppl"][-1], "curve": curve,
