@@ -12,13 +12,9 @@ import random
 import numpy as np
 import pytest
 
-pytest_plugins = ["claims.report", "pytester"]
+from claims.marks import TIERS
 
-TIERS = {
-    "fast": "analytic claims: seconds on a laptop CPU",
-    "slow": "training claims at CI scale (CPU minutes); needs --runslow",
-    "gpu": "the document's full configuration; needs --runslow and CUDA (or CLAIMS_DEVICE=cpu)",
-}
+pytest_plugins = ["claims.report", "pytester"]
 
 
 def pytest_addoption(parser):
@@ -36,6 +32,10 @@ def pytest_configure(config):
     forced = os.environ.get("CLAIMS_DEVICE")
     if forced not in (None, "", "cpu", "cuda"):
         raise pytest.UsageError(f"CLAIMS_DEVICE={forced!r}: use 'cpu' or 'cuda', or leave it unset")
+    offset = os.environ.get("CLAIMS_SEED_OFFSET") or "0"
+    if not offset.lstrip("-").isdigit():
+        raise pytest.UsageError(f"CLAIMS_SEED_OFFSET={offset!r}: give an integer that shifts every "
+                                "training seed, or leave it unset")
 
 
 def _cuda_available() -> bool:

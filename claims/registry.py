@@ -7,10 +7,13 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .marks import TIERS as _TIERS
+
 KIND_WORDS = ("exact", "numeric", "qualitative", "descriptive")
-TIERS = ("fast", "slow", "gpu", "none")
+TIERS = (*_TIERS, "none")
 REQUIRED = ("id", "source", "section", "where", "quote", "statement", "value", "kind", "tier")
-SOURCES = {"IT": "seeds/000_5fede232be7b7538.txt", "PL": "seeds/003_855735bf322c23c8.txt"}
+SOURCES = {"IT": "fixtures/chapters/000_5fede232be7b7538.txt",
+           "PL": "fixtures/chapters/003_855735bf322c23c8.txt"}
 
 
 class RegistryError(ValueError):

@@ -2,16 +2,18 @@
 import json
 from pathlib import Path
 
-from .verdict import STATUSES, figures, summary, tiers_run, verdicts
+from .verdict import (STATUSES, figures, headline_text, lower_scale_divergences, pins, summary,
+                      tiers_run, verdicts)
 
 BADGE_COLOURS = [(0.9, "#4c1", "brightgreen"), (0.75, "#97ca00", "green"),
                  (0.6, "#a4a61d", "yellowgreen"), (0.45, "#dfb317", "yellow"),
                  (0.3, "#fe7d37", "orange"), (0.0, "#e05d44", "red")]
 
 
-def build(registry: dict, tests: dict, runs: list[dict]) -> dict:
-    """The claims.json document for these tests, from one run or several merged."""
-    claims = verdicts(registry, tests)
+def build(registry: dict, tests: dict, runs: list[dict], suite=()) -> dict:
+    """The claims.json document for these tests, from one run or several merged. ``suite``:
+    the claim IDs some test of the whole suite names (to tell 'not collected' from 'untested')."""
+    claims = verdicts(registry, tests, set(suite))
     last = runs[-1] if runs else {}
 
     def joined(key):
@@ -26,7 +28,9 @@ def build(registry: dict, tests: dict, runs: list[dict]) -> dict:
         "summary": summary(claims),
         "claims": claims,
         "runs": runs,
+        "pins": pins(tests),
         "figures": figures(tests),
+        "suite": sorted(suite),
         "tests": tests,
     }
 
@@ -74,6 +78,12 @@ STATUS_MARK = {"holds": "✅ holds", "fails": "❌ fails", "diverges": "⚠️ d
                "not-run": "⏸ not run", "untested": "· untested", "descriptive": "📖 descriptive"}
 
 
+def _scale_note(c: dict) -> str:
+    """' (CI scale); diverges at analytic': the headline's scale and what other scales say."""
+    text = headline_text(c)
+    return " " + text.split(" ", 1)[1] if c.get("scale") else ""
+
+
 def markdown(doc: dict) -> str:
     s, claims = doc["summary"], doc["claims"]
     label, message, _, _ = badge_text(doc)
@@ -85,14 +95,25 @@ def markdown(doc: dict) -> str:
     bad = [c for c in claims if c["status"] in ("fails", "diverges")]
     out += ["## Errata", "",
             "Claims where the text and our measurement disagree (`fails`) or where our reproduction "
-            "honestly departs from it (`diverges`). This is the list a course author would act on.", ""]
+            "honestly departs from it (`diverges`), at the highest scale that ran. This is the list "
+            "a course author would act on.", ""]
+    head = ["| ID | verdict | the document says | document's value | ours | evidence |",
+            "|---|---|---|---|---|---|"]
     if bad:
-        out += ["| ID | status | the document says | document's value | ours | evidence |",
-                "|---|---|---|---|---|---|"]
-        out += [f"| {c['id']} | {c['status']} | {_cell(c['quote'])} | {_cell(c['expected'])} | "
-                f"{_cell(c['measured'])} | {_cell(c['reason'])} |" for c in bad]
+        out += head + [f"| {c['id']} | {_cell(headline_text(c))} | {_cell(c['quote'])} | "
+                       f"{_cell(c['expected'])} | {_cell(c['measured'])} | {_cell(c['reason'])} |"
+                       for c in bad]
     else:
         out.append("None in this run.")
+    lower = [c for c in claims if lower_scale_divergences(c)]
+    if lower:
+        out += ["", "### Divergences at a lower scale only", "",
+                "These hold at the highest scale that ran; a reduced configuration does not show "
+                "what the text says.", ""]
+        out += head + [f"| {c['id']} | {_cell(headline_text(c))} | {_cell(c['quote'])} | "
+                       f"{_cell(c['expected'])} | {_cell(c['measured'])} | "
+                       + _cell("; ".join(c["scales"][s]["reason"] for s in lower_scale_divergences(c)))
+                       + " |" for c in lower]
     out.append("")
     figs = {}
     for f in doc.get("figures", []):
@@ -108,19 +129,34 @@ def markdown(doc: dict) -> str:
                         "| ID | status | claim | document | measured | tolerance | evidence |",
                         "|---|---|---|---|---|---|---|"]
             links = " ".join(f"[figure]({p})" for p in figs.get(c["id"], []))
-            out.append(f"| {c['id']} | {STATUS_MARK[c['status']]} | {_cell(c['statement'])} | "
+            out.append(f"| {c['id']} | {STATUS_MARK[c['status']]}{_scale_note(c)} | {_cell(c['statement'])} | "
                        f"{_cell(c['expected'])} | {_cell(c['measured'])} {links} | "
                        f"{_cell(c['tolerance'])} | {_cell(c['reason'])} |")
+        out.append("")
+    if doc.get("pins"):
+        out += ["## Pins", "",
+                "Regression pins are tests of their own: a stale pin fails the run but never changes "
+                "a claim's verdict.", "",
+                "| pin | status | tolerance | meaning | test |", "|---|---|---|---|---|"]
+        out += [f"| `{p['file']}` | {p['status']} | {_cell(p.get('tolerance'))} | {_cell(p.get('meaning'))} | "
+                f"{_cell(p['test'].rsplit('/', 1)[-1])} |" for p in doc["pins"]]
         out.append("")
     if doc.get("runs"):
         out += ["## Runs", "", "| generated | commit | device | torch | tiers | command |",
                 "|---|---|---|---|---|---|"]
         out += [f"| {r.get('generated')} | {r.get('commit')} | {r.get('device')} | {r.get('torch')} | "
                 f"{', '.join(r.get('tiers', []))} | `{r.get('args', '')}` |" for r in doc["runs"]]
+    trained = [(r, t) for r in doc.get("runs", []) for t in r.get("training") or []]
+    if trained:
+        out += ["", "## Training runs", "",
+                "What each run of the suite trained (runs read from the run cache are not listed).", "",
+                "| run | family / arm / seed | steps | wall time |", "|---|---|---|---|"]
+        out += [f"| {r.get('generated')} | `{t['label']}` | {t['steps']} | {t['wall_s']:.1f} s |" for r, t in trained]
     return "\n".join(out) + "\n"
 
 
 def write(doc: dict, outdir: Path) -> list[Path]:
+    from .html import page  # here, not at the top: claims/html.py imports this module
     outdir.mkdir(parents=True, exist_ok=True)
     label, message, hexc, name = badge_text(doc)
     files = {
@@ -129,6 +165,7 @@ def write(doc: dict, outdir: Path) -> list[Path]:
         "badge.svg": badge_svg(label, message, hexc),
         "badge.json": json.dumps({"schemaVersion": 1, "label": label, "message": message,
                                   "color": name}),
+        "index.html": page(doc),
     }
     paths = []
     for name_, text in files.items():
@@ -145,5 +182,9 @@ def terminal_lines(doc: dict) -> list[str]:
              + f"; {s['descriptive']} descriptive"]
     for c in doc["claims"]:
         if c["status"] in ("fails", "diverges"):
-            lines.append(f"  {c['status'].upper():9s} {c['id']:9s} {c['reason'][:150]}")
+            where = f"[{c['scale']}] " if c.get("scale") else ""
+            lines.append(f"  {c['status'].upper():9s} {c['id']:9s} {where}{c['reason'][:150]}")
+    stale = [p for p in doc.get("pins", []) if p["status"] == "stale"]
+    for p in stale:
+        lines.append(f"  STALE PIN {p['file']}: {p['reason'][:150]}")
     return lines

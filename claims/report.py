@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from . import render
+from . import progress, render
+from .marks import DEFAULT_SCALE, SCALES, TIERS, is_divergence_mark
 from .registry import RegistryError, load_registry
-from .verdict import merge_test, tiers_run, unknown_ids
+from .suite import claims_named
+from .verdict import diff, merge_test, tiers_run, unknown_ids
 
-TIER_MARKERS = ("fast", "slow", "gpu")
 _KEY = pytest.StashKey["ClaimReporter"]()
 
 
@@ -36,6 +37,8 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "claim(*ids): the catalogue claims this test proves")
+    config.addinivalue_line("markers", "scale(name): the scale the test measures at: "
+                            + ", ".join(SCALES) + " (fast tests default to analytic, gpu to full)")
     root = Path(config.rootpath)
     reg_path = Path(config.getoption("--claims-registry") or root / "fixtures" / "claims.toml")
     try:
@@ -46,6 +49,7 @@ def pytest_configure(config):
     reporter = ClaimReporter(config, registry, outdir)
     config.stash[_KEY] = reporter
     config.pluginmanager.register(reporter, "claimcheck-reporter")
+    progress.register(config, outdir)
 
 
 def registry_of(config):
@@ -131,12 +135,34 @@ def claim_figure(request):
 
 
 def _tier(item) -> str:
-    tiers = [t for t in TIER_MARKERS if item.get_closest_marker(t)]
+    tiers = [t for t in TIERS if item.get_closest_marker(t)]
     return tiers[0] if len(tiers) == 1 else "?"
+
+
+def _scale(item) -> str | None:
+    mark = item.get_closest_marker("scale")
+    return mark.args[0] if mark and mark.args else DEFAULT_SCALE.get(_tier(item))
+
+
+def _check_item(item) -> str | None:
+    """What is wrong with how a test declares its verdict, in one line, or None."""
+    mark = item.get_closest_marker("scale")
+    if mark is not None and (len(mark.args) != 1 or mark.args[0] not in SCALES):
+        return f"{item.nodeid}: scale must be one of {', '.join(SCALES)}, got {mark.args}"
+    if _claims_of(item) and _tier(item) == "slow" and _scale(item) is None:
+        return (f"{item.nodeid}: a {_tier(item)}-tier test that names a claim declares its scale "
+                f"(@pytest.mark.scale(...): {', '.join(SCALES)})")
+    for m in item.iter_markers("xfail"):
+        if not is_divergence_mark(m):
+            return (f"{item.nodeid}: an xfail here must be claims.marks.diverges(reason) "
+                    "(strict, raises=AssertionError): only a failed assertion is a divergence")
+    return None
 
 
 def _reason(report) -> str:
     """One line: why a test was skipped, xfailed, or failed."""
+    if getattr(report, "claimcheck_note", None):
+        return report.claimcheck_note[:300]
     if hasattr(report, "wasxfail") and report.skipped:
         return f"xfail: {report.wasxfail}"
     lr = report.longrepr
@@ -185,23 +211,31 @@ class ClaimReporter:
     # -- collection: every test and its claims, deselected ones too --------------------
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items):
+        problems = [p for p in map(_check_item, items) if p]
+        if problems:
+            raise pytest.UsageError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
         for item in items:
             self.tests[item.nodeid] = {"outcome": "not-reported", "reason": "collected but never run",
-                                       "tier": _tier(item), "claims": _claims_of(item),
-                                       "records": [], "figures": []}
+                                       "tier": _tier(item), "scale": _scale(item),
+                                       "claims": _claims_of(item), "records": [], "figures": [], "pins": []}
 
     def pytest_deselected(self, items):
-        expr = self.config.getoption("markexpr", "") or self.config.getoption("keyword", "")
+        mark = self.config.getoption("markexpr", "")
+        keyword = self.config.getoption("keyword", "")
         for item in items:
             t = self.tests.get(item.nodeid)
-            if t is not None:
-                t.update(outcome="deselected", reason=f"{t['tier']} tier not selected"
-                         + (f" (-m/-k {expr!r})" if expr else ""))
+            if t is None:
+                continue
+            if keyword and not mark:
+                why = f"deselected by -k {keyword!r}"
+            else:
+                why = f"{t['tier']} tier not selected" + (f" (-m {mark!r})" if mark else "")
+            t.update(outcome="deselected", reason=why)
 
     def pytest_sessionfinish(self, session):
         if self.is_worker:  # hand the collection over to the controller
             self.config.workeroutput["claimcheck"] = json.dumps(
-                {n: {k: t[k] for k in ("outcome", "reason", "tier", "claims")}
+                {n: {k: t[k] for k in ("outcome", "reason", "tier", "scale", "claims")}
                  for n, t in self.tests.items() if t["outcome"] in ("deselected", "not-reported")})
             return
         if self.config.getoption("--no-claims-report") or not self.tests:
@@ -213,22 +247,24 @@ class ClaimReporter:
         data = getattr(node, "workeroutput", {}).get("claimcheck")
         for nodeid, t in json.loads(data or "{}").items():
             if nodeid not in self.tests:  # each worker collects the same tests
-                self.tests[nodeid] = dict(t, records=[], figures=[])
+                self.tests[nodeid] = dict(t, records=[], figures=[], pins=[])
 
     # -- outcomes ----------------------------------------------------------------------
     def pytest_runtest_logreport(self, report):
         if self.is_worker:
             return
         t = self.tests.setdefault(report.nodeid, {"outcome": "not-reported", "reason": "",
-                                                  "tier": "?", "claims": [], "records": [],
-                                                  "figures": []})
+                                                  "tier": "?", "scale": None, "claims": [],
+                                                  "records": [], "figures": [], "pins": []})
         for name, value in report.user_properties:
             if name == "claim_claims":
-                t["claims"], t["tier"] = value["claims"], value["tier"]
+                t.update(value)
             elif name == "claim_record" and report.when == "call":
                 t["records"].append(value)
             elif name == "claim_figure" and report.when == "call":
                 t["figures"].append(value)
+            elif name == "claim_pin" and report.when == "call":
+                t["pins"].append(value)
         outcome = None
         if report.failed:
             outcome = "failed" if report.when == "call" else "error"
@@ -241,13 +277,25 @@ class ClaimReporter:
         if report.when == "call":
             t["duration"] = round(report.duration, 3)
 
-    @pytest.hookimpl(hookwrapper=True)
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: sees the xfail verdict
     def pytest_runtest_makereport(self, item, call):
-        # Tell the controller (xdist) which claims and tier this test has, once.
+        # Tell the controller (xdist) which claims, tier and scale this test has, once.
         if call.when == "setup":
-            item.user_properties.append(("claim_claims", {"claims": _claims_of(item),
-                                                          "tier": _tier(item)}))
-        yield
+            item.user_properties.append(("claim_claims", {"claims": _claims_of(item), "tier": _tier(item),
+                                                          "scale": _scale(item)}))
+        outcome = yield
+        rep = outcome.get_result()
+        if not hasattr(rep, "wasxfail"):
+            return
+        # Only an assertion that fails in the test's own call is a divergence; an expected
+        # failure anywhere else (setup, teardown, pytest.xfail()) is a failure of the suite.
+        marked = any(is_divergence_mark(m) for m in item.iter_markers("xfail"))
+        if call.when != "call" or not marked:
+            where = "in setup" if call.when == "setup" else "in teardown" if call.when == "teardown" \
+                else "without claims.marks.diverges"
+            rep.outcome = "failed"
+            rep.claimcheck_note = f"an expected failure {where} is not a divergence: {rep.wasxfail or 'xfail'}"
+            del rep.wasxfail
 
     # -- output ------------------------------------------------------------------------
     def _write(self):
@@ -260,7 +308,10 @@ class ClaimReporter:
             "python": sys.version.split()[0],
             "args": " ".join(self.config.invocation_params.args),
         }
-        self.doc = render.build(self.registry, self.tests, [run])
+        root = Path(self.config.rootpath)
+        suite = claims_named(root, self.config.getini("testpaths"))
+        run["training"] = progress.finished(self.outdir / "progress.log")
+        self.doc = render.build(self.registry, self.tests, [run], suite)
         try:
             render.write(self.doc, self.outdir)
             runs = self.outdir / "runs"
@@ -288,16 +339,26 @@ class ClaimReporter:
 
 def merge(paths, registry) -> dict:
     """One report from several runs' claims.json files."""
-    tests, runs = {}, []
-    docs = sorted((json.loads(Path(p).read_text(encoding="utf-8")) for p in paths),
-                  key=lambda d: d.get("generated") or "")
+    tests, runs, suite = {}, [], set()
+    docs = sorted((_load(p) for p in paths), key=lambda d: d.get("generated") or "")
     for doc in docs:
         if "tests" not in doc:
             raise SystemExit("merge: a file has no 'tests' section; was it written by claimcheck?")
         runs += doc.get("runs", [])
+        suite |= set(doc.get("suite", []))
         for nodeid, t in doc["tests"].items():
             tests[nodeid] = merge_test(tests.get(nodeid), t)
-    return render.build(registry, tests, runs)
+    return render.build(registry, tests, runs, suite)
+
+
+def _load(path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise SystemExit(f"no such report file: {path}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"{path} is not a claimcheck report (invalid JSON: {e})") from None
 
 
 def main(argv=None):
@@ -307,14 +368,22 @@ def main(argv=None):
     m.add_argument("files", nargs="+")
     m.add_argument("--out", default="reports")
     m.add_argument("--registry", default="fixtures/claims.toml")
+    d = sub.add_parser("diff", help="list the claims whose headline verdict differs between two "
+                                    "reports; exit 1 when any does")
+    d.add_argument("a")
+    d.add_argument("b")
     args = ap.parse_args(argv)
+    if args.cmd == "diff":
+        a, b = _load(args.a), _load(args.b)
+        rows = diff(a, b)
+        for cid, va, vb in rows:
+            print(f"{cid:10s} {va:28s} -> {vb}")
+        print(f"{len(rows)} of {len(a['claims'])} headline verdicts differ between {args.a} and {args.b}")
+        raise SystemExit(1 if rows else 0)
     try:
         registry = load_registry(args.registry)
     except RegistryError as e:
         raise SystemExit(f"merge: {e}") from None
-    missing = [f for f in args.files if not Path(f).is_file()]
-    if missing:
-        raise SystemExit(f"merge: no such report file: {missing[0]}")
     doc = merge(args.files, registry)
     render.write(doc, Path(args.out))
     print("\n".join(render.terminal_lines(doc)))

@@ -1,12 +1,27 @@
 """The two scales of every training claim: ``ci`` (CPU, minutes, several seeds) and ``full``
 (the document's configuration, the gpu tier). A test is the same code at both scales; only
-the config and the strength of the assertion differ."""
+the config and the strength of the assertion differ.
+
+``CLAIMS_SEED_OFFSET=k`` shifts every training seed of the suite by k, so that anyone can check
+that no verdict depends on the seeds it happens to run (pins, generated at 0, then skip).
+"""
+import os
 from dataclasses import dataclass, field, replace
 
 from model import ladder, shakespeare_config, sqrt_dk_config
 from model.runs import RunSpec
 from model.lab import LabConfig
 from model.train import SHAKESPEARE_FULL, TrainConfig
+
+
+def seed_offset() -> int:
+    """CLAIMS_SEED_OFFSET as an int (0 when unset); the root conftest rejects anything else."""
+    return int(os.environ.get("CLAIMS_SEED_OFFSET") or 0)
+
+
+def seeds(*base: int) -> tuple[int, ...]:
+    """The seeds a family trains, shifted by CLAIMS_SEED_OFFSET."""
+    return tuple(s + seed_offset() for s in base)
 
 
 @dataclass(frozen=True)
@@ -30,11 +45,11 @@ class Scale:
 # batch. 1000 x 16 x 64 = 1.0 M predictions (the document: 24.6 M). Three seeds.
 LADDER_CI = Scale("ladder-ci", ladder(shakespeare_config(d_model=64, block_size=64)),
                   TrainConfig(steps=1000, batch_size=16, lr=3e-3, eval_every=250),
-                  seeds=(0, 1, 2))
+                  seeds=seeds(0, 1, 2))
 
 # The document's own: width 128, window 128, 3000 AdamW steps at 1e-3, batch 64.
 LADDER_FULL = Scale("ladder-full", ladder(shakespeare_config()),
-                    replace(SHAKESPEARE_FULL, log_every=500), seeds=(0,))
+                    replace(SHAKESPEARE_FULL, log_every=500), seeds=seeds(0))
 
 # DEPTH-01 at CI scale: the document's 3000 steps make ~59 passes over the corpus, which is
 # where two blocks overfit. 1.0 M predictions over a 10 % slice make ~25 passes.
@@ -58,7 +73,7 @@ DOC_LADDER = {
 # lab does not state its learning rate; 1e-3, 3e-3 and 1e-2 gave the same mean best
 # validation on the main excerpt (10.41 each, seeds 1-5), and 3e-3 is the middle one.
 TINY_LAB = LabConfig(lr=3e-3)
-TINY_LAB_SEEDS = (1, 2, 3, 4, 5)
+TINY_LAB_SEEDS = seeds(1, 2, 3, 4, 5)
 TINY_LAB_EXCERPTS = 5
 
 
@@ -77,13 +92,13 @@ def _sqrt_rungs(**kw):
 
 SQRT_FULL = Scale("sqrt-full", _sqrt_rungs(),
                   TrainConfig(steps=1500, batch_size=32, lr=1e-3, trace_every=100, attention_stats=True),
-                  seeds=(0, 1, 2))
+                  seeds=seeds(0, 1, 2))
 # CI: width 64, window 32, batch 16, 1000 steps at 3e-3 (at 300 steps nothing separates). The
 # window is halved from the 64 first tried to keep issue 6's CI share within 10 minutes; at 64
 # the same orderings held on seeds 0-2.
 SQRT_CI = Scale("sqrt-ci", _sqrt_rungs(d_model=64, block_size=32),
                 TrainConfig(steps=1000, batch_size=16, lr=3e-3, trace_every=100, attention_stats=True),
-                seeds=(0, 1, 2))
+                seeds=seeds(0, 1, 2))
 
 # Pre- vs post-norm, S-NORM: 12 blocks, 1000 steps at 3e-3, warmup 0 or 200 steps.
 _NORM_FULL_TRAIN = TrainConfig(steps=1000, batch_size=64, lr=3e-3, trace_every=50)
@@ -91,7 +106,7 @@ NORM_FULL = Scale("norm-full", {"pre": shakespeare_config(n_layer=12, norm="pre"
                                 "pre+warmup": shakespeare_config(n_layer=12, norm="pre"),
                                 "post": shakespeare_config(n_layer=12, norm="post"),
                                 "post+warmup": shakespeare_config(n_layer=12, norm="post")},
-                  _NORM_FULL_TRAIN, seeds=(0, 1, 2),
+                  _NORM_FULL_TRAIN, seeds=seeds(0, 1, 2),
                   trains={k: replace(_NORM_FULL_TRAIN, warmup=200) for k in ("pre+warmup", "post+warmup")})
 # CI: 6 blocks at d 64, window 32, batch 16, 300 steps at 6e-3, where post-norm without warmup
 # still fails (at 3e-3 it needs 12 blocks). Warmup keeps the document's share, 20 %; a 50 %
@@ -99,10 +114,15 @@ NORM_FULL = Scale("norm-full", {"pre": shakespeare_config(n_layer=12, norm="pre"
 # from 64 for time; at 64, post/pre fell just under 3 on one seed of three.
 _NORM_CI_TRAIN = TrainConfig(steps=300, batch_size=16, lr=6e-3, trace_every=20)
 _norm_ci = {k: replace(c, n_layer=6, d_model=64, block_size=32) for k, c in NORM_FULL.rungs.items()}
-NORM_CI = Scale("norm-ci", {**_norm_ci, "post+warmup50": _norm_ci["post"]}, _NORM_CI_TRAIN, seeds=(0, 1, 2),
+NORM_CI = Scale("norm-ci", {**_norm_ci, "post+warmup50": _norm_ci["post"]}, _NORM_CI_TRAIN, seeds=seeds(0, 1, 2),
                 trains={"pre+warmup": replace(_NORM_CI_TRAIN, warmup=60),
                         "post+warmup": replace(_NORM_CI_TRAIN, warmup=60),
                         "post+warmup50": replace(_NORM_CI_TRAIN, warmup=150)})
+# NORM-07's "barely matters for pre-norm" is an equivalence: the catalogue's margin, |effect| <
+# 3 %, must hold for the 90 % interval of the mean paired effect (two one-sided tests at 5 %).
+# Three seeds cannot place that interval; ten can (seeds 0-2 are NORM_CI's own runs).
+NORM_EQ_CI = replace(NORM_CI, name="norm-eq-ci", rungs={k: NORM_CI.rungs[k] for k in ("pre", "pre+warmup")},
+                     seeds=seeds(*range(10)))
 
 # Positions, S-POS: trained on windows of 64, scored at 64, 128 and 256. The learned table
 # has 256 rows, so rows 64..255 exist but are never trained; weight decay is off, so they
@@ -112,9 +132,9 @@ POS_LENGTHS = (64, 128, 256)
 POS_FULL = Scale("pos-full", {p: shakespeare_config(block_size=64, positions=p, n_positions=256)
                               for p in POS_SCHEMES},
                  replace(SHAKESPEARE_FULL, eval_every=0, weight_decay=0.0, eval_lengths=POS_LENGTHS),
-                 seeds=(0, 1, 2))
+                 seeds=seeds(0, 1, 2))
 # CI: 2 blocks at d 64, batch 16, 600 steps at 3e-3.
 POS_CI = Scale("pos-ci", {p: shakespeare_config(block_size=64, d_model=64, n_layer=2, positions=p,
                                                 n_positions=256) for p in POS_SCHEMES},
                TrainConfig(steps=600, batch_size=16, lr=3e-3, weight_decay=0.0,
-                           eval_lengths=POS_LENGTHS), seeds=(0, 1, 2))
+                           eval_lengths=POS_LENGTHS), seeds=seeds(0, 1, 2))

@@ -63,6 +63,7 @@ def test_ours_matches_pytorch_in_float64_for_any_shape(T, h, hs, seed):
 # ---- DEPTH-01: two blocks overfit ---------------------------------------------------------
 
 @pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("DEPTH-01")
 def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
     t1, t2 = depth_ci.train("+layernorm"), depth_ci.train("2-blocks")

@@ -89,6 +89,7 @@ def draw_ladder(ladder, title):
 
 
 @pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-01")
 def test_learned_weights_beat_uniform_weights(ladder_ci, claim_record, claim_figure):
     gap = claim_record("ABL-01", _gaps(ladder_ci.val("mean+residual"), ladder_ci.val("head-added")),
@@ -98,6 +99,7 @@ def test_learned_weights_beat_uniform_weights(ladder_ci, claim_record, claim_fig
 
 
 @pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-02")
 def test_four_heads_beat_one(ladder_ci, claim_record):
     gap = claim_record("ABL-02", _gaps(ladder_ci.val("head-added"), ladder_ci.val("4-heads")),
@@ -106,6 +108,7 @@ def test_four_heads_beat_one(ladder_ci, claim_record):
 
 
 @pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-03")
 def test_a_head_added_beats_the_same_head_replacing(ladder_ci, claim_record):
     gap = claim_record("ABL-03", _gaps(ladder_ci.val("head-replacing"), ladder_ci.val("head-added")),
@@ -114,6 +117,7 @@ def test_a_head_added_beats_the_same_head_replacing(ladder_ci, claim_record):
 
 
 @pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-04")
 def test_the_residual_matters_far_more_for_the_mean_than_for_a_head(ladder_ci, claim_record):
     mean_gain = _gaps(ladder_ci.val("mean"), ladder_ci.val("mean+residual"))
@@ -124,6 +128,7 @@ def test_the_residual_matters_far_more_for_the_mean_than_for_a_head(ladder_ci, c
 
 
 @pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-05")
 def test_layernorm_helps_a_little(ladder_ci, claim_record):
     gap = claim_record("ABL-05", _gaps(ladder_ci.val("+mlp"), ladder_ci.val("+layernorm")),
@@ -133,13 +138,15 @@ def test_layernorm_helps_a_little(ladder_ci, claim_record):
 
 @pytest.mark.slow
 def test_the_ci_ladder_matches_its_pin(ladder_ci, pin):
-    """Per-seed perplexities of every rung. rtol 1e-4: runs are deterministic on CPU (identical
-    with 1 and 2 threads); the pin flags any change to the pipeline, well inside seed spread."""
+    """Per-seed perplexities of every rung, and the first logged training loss."""
     from claims.scales import LADDER_CI
     values = {f"{r}/val": ladder_ci.val(r) for r in LADDER_CI.rungs}
     values.update({f"{r}/train": ladder_ci.train(r) for r in LADDER_CI.rungs})
-    pin("ladder_ci", values, rtol=1e-4, meaning="val and train perplexity per rung (rows: seeds 0, 1, 2) "
-        "of the ablation ladder at CI scale", config={"scale": LADDER_CI.name, "train": LADDER_CI.train,
+    values.update({f"{r}/early": [ladder_ci.record(r, s)["curve"]["loss"][0] for s in LADDER_CI.seeds]
+                   for r in LADDER_CI.rungs})
+    pin("ladder_ci", values, meaning="val and train perplexity per rung "
+        "(rows: seeds 0, 1, 2) of the ablation ladder at CI scale; /early: mean training loss over "
+        "its first 250 steps", config={"scale": LADDER_CI.name, "train": LADDER_CI.train,
                                                        "rungs": list(LADDER_CI.rungs), "seeds": LADDER_CI.seeds})
 
 

@@ -3,8 +3,10 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as nn
+from scipy import stats
 
 from model import GPT, MLP, Block, MultiHeadAttention, shakespeare_config
+from claims.marks import diverges
 
 
 
@@ -105,7 +107,7 @@ def test_post_norm_gradients_exceed_pre_norms_and_rise_faster(grad_norms, claim_
 
 @pytest.mark.fast
 @pytest.mark.claim("NORM-03")
-@pytest.mark.xfail(strict=True, reason="the text's last/first ratios (pre 1.32, post 1.65) do not "
+@diverges("the text's last/first ratios (pre 1.32, post 1.65) do not "
                    "reproduce at init with PyTorch's default inits; the measured ratios are in the report")
 def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, claim_record):
     ratios = {norm: [grad_norms[norm, s][-1] / grad_norms[norm, s][0] for s in SEEDS]
@@ -125,12 +127,8 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
 # document's 12 blocks at d 128, 1000 steps at 3e-3, 200 warmup steps, on the gpu tier.
 
 DOC_NORM = {"pre": 37.82, "pre+warmup": 37.62, "post": 308.05, "post+warmup": 37.88}
+MARGIN = 0.03  # "exactly" and "barely": within 3 % (catalogue, NORM-06 and NORM-07)
 ARMS = tuple(DOC_NORM)
-
-
-def _spread(vals):
-    """Seed spread of one arm, relative: (max - min) / mean. The noise a 'same' has to beat."""
-    return (max(vals) - min(vals)) / np.mean(vals)
 
 
 def draw_norm(scale_runs, title):
@@ -149,8 +147,9 @@ def draw_norm(scale_runs, title):
 
 
 @pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("NORM-04")
-def test_the_four_norm_arms_land_where_the_text_orders_them(norm_ci, claim_record, claim_figure, pin):
+def test_the_four_norm_arms_land_where_the_text_orders_them(norm_ci, claim_record, claim_figure):
     vals = {arm: norm_ci.val(arm) for arm in norm_ci.scale.rungs}
     for arm in ARMS:
         claim_record("NORM-04", [round(v, 2) for v in vals[arm]], expected=DOC_NORM[arm],
@@ -158,9 +157,6 @@ def test_the_four_norm_arms_land_where_the_text_orders_them(norm_ci, claim_recor
     claim_record("NORM-04", [round(v, 2) for v in vals["post+warmup50"]], tolerance="reported",
                  label="post+warmup 50 % (CI, seeds 0-2)")
     claim_figure("NORM-04", "norm_ci_loss_curves", draw_norm(norm_ci, "pre vs post-norm, CI scale"))
-    pin("norm_ci", {arm: v for arm, v in vals.items()}, meaning="val perplexity per arm, seeds 0-2",
-        rtol=1e-4,  # CPU runs repeat bit for bit; 1e-4 leaves room for a BLAS change
-        config={"scale": norm_ci.scale.name, "train": norm_ci.scale.train, "arms": list(vals)})
     # what shows at CI scale: post-norm without warmup is worse than both pre-norm arms, every
     # seed (where post+warmup lands is NORM-06's question)
     for s in range(len(norm_ci.scale.seeds)):
@@ -168,6 +164,18 @@ def test_the_four_norm_arms_land_where_the_text_orders_them(norm_ci, claim_recor
 
 
 @pytest.mark.slow
+def test_the_norm_runs_match_their_pin(norm_ci, pin):
+    vals = {f"{arm}": norm_ci.val(arm) for arm in norm_ci.scale.rungs}
+    vals.update({f"{arm}/early": [norm_ci.record(arm, s)["trace"]["loss"][1:4] for s in norm_ci.scale.seeds]
+                 for arm in norm_ci.scale.rungs})
+    pin("norm_ci", vals,
+        meaning="per arm: val perplexity (rows: seeds 0-2); /early: the first three traced training "
+                "losses (steps 1-20, 21-40, 41-60)",
+        config={"scale": norm_ci.scale.name, "train": norm_ci.scale.train, "arms": list(norm_ci.scale.rungs)})
+
+
+@pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("NORM-05")
 def test_post_norm_without_warmup_is_several_times_worse(norm_ci, claim_record):
     ratio = claim_record("NORM-05", [round(b / a, 2) for a, b in zip(norm_ci.val("pre"), norm_ci.val("post"))],
@@ -177,33 +185,42 @@ def test_post_norm_without_warmup_is_several_times_worse(norm_ci, claim_record):
 
 
 @pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("NORM-06")
-@pytest.mark.xfail(strict=True, reason="at CI scale a 20 % warmup does not bring post-norm to pre-norm: it "
-                   "stays further from it than pre-norm's own seed spread (values in the report; "
-                   "the 50 % arm is reported beside it)")
+@diverges("at CI scale a 20 % warmup does not bring post-norm to pre-norm: the mean gap is far "
+          "outside the 3 % that 'exactly' allows (values in the report; the 50 % arm beside it)")
 def test_post_norm_with_warmup_matches_pre_norm(norm_ci, claim_record):
-    pre, post_wu = norm_ci.val("pre"), norm_ci.val("post+warmup")
-    gap = claim_record("NORM-06", [round((b - a) / a, 3) for a, b in zip(pre, post_wu)], expected="0.0016 (37.88 vs 37.82)",
-                       tolerance=f"|gap| <= pre-norm's seed spread ({_spread(pre):.3f})",
-                       label="(post+warmup - pre) / pre, per seed, warmup 20 %")
+    pre, post_wu = np.array(norm_ci.val("pre")), np.array(norm_ci.val("post+warmup"))
+    gap = (post_wu - pre) / pre
+    claim_record("NORM-06", [round(g, 3) for g in gap], expected="0.0016 (37.88 vs 37.82)",
+                 tolerance=f"|mean gap| < {MARGIN} (catalogue)", label="(post+warmup - pre) / pre, per seed, warmup 20 %")
     claim_record("NORM-06", [round((b - a) / a, 3) for a, b in zip(pre, norm_ci.val("post+warmup50"))],
                  tolerance="reported", label="(post+warmup - pre) / pre, per seed, warmup 50 %")
-    assert all(abs(g) <= _spread(pre) for g in gap)
+    assert abs(gap.mean()) < MARGIN
 
 
 @pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("NORM-07")
-def test_warmup_barely_matters_for_pre_norm(norm_ci, claim_record):
-    pre, pre_wu = norm_ci.val("pre"), norm_ci.val("pre+warmup")
-    d_pre = claim_record("NORM-07", [round((b - a) / a, 3) for a, b in zip(pre, pre_wu)], expected=-0.005,
-                         tolerance=f"|effect| <= pre-norm's seed spread ({_spread(pre):.3f})",
-                         label="pre-norm: (warmup - none) / none, per seed")
-    assert all(abs(d) <= _spread(pre) for d in d_pre)
+def test_warmup_barely_matters_for_pre_norm(norm_eq_ci, claim_record):
+    """An equivalence test (TOST): the 90 % interval of the mean paired effect of warmup on
+    pre-norm lies inside the catalogue's +-3 % margin (the document's effect: -0.5 %)."""
+    pre, pre_wu = np.array(norm_eq_ci.val("pre")), np.array(norm_eq_ci.val("pre+warmup"))
+    effect = (pre_wu - pre) / pre
+    half = stats.t.ppf(0.95, len(effect) - 1) * effect.std(ddof=1) / np.sqrt(len(effect))
+    lo, hi = effect.mean() - half, effect.mean() + half
+    claim_record("NORM-07", [round(x, 3) for x in effect], tolerance="reported",
+                 label=f"pre-norm: (warmup - none) / none, {len(effect)} seeds")
+    claim_record("NORM-07", [round(lo, 4), round(hi, 4)], expected=-0.005,
+                 tolerance="90 % interval inside [-0.03, 0.03] (TOST at 5 %)",
+                 label="pre-norm: 90 % interval of the mean effect of warmup")
+    assert -MARGIN < lo and hi < MARGIN, f"90 % interval [{lo:.4f}, {hi:.4f}] leaves +-{MARGIN}"
 
 
 @pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("NORM-07")
-@pytest.mark.xfail(strict=True, reason="at CI scale a 20 % warmup leaves post-norm failed, so its effect is "
+@diverges("at CI scale a 20 % warmup leaves post-norm failed, so its effect is "
                    "not 10x pre-norm's on every seed; 50 % does rescue it (values in the report)")
 def test_warmup_is_the_patch_that_rescues_post_norm(norm_ci, claim_record):
     pre, pre_wu = norm_ci.val("pre"), norm_ci.val("pre+warmup")

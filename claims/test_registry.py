@@ -1,4 +1,5 @@
 """The claim registry itself: every marker names a known claim, and malformed files fail loudly."""
+import hashlib
 import re
 from pathlib import Path
 
@@ -37,10 +38,14 @@ def test_the_registry_holds_all_139_catalogue_claims(request):
 
 
 def test_the_registry_quotes_are_verbatim_from_the_chapters(request):
-    seeds = ROOT.parent / "shared"
-    if not (seeds / SOURCES["IT"]).is_file():
-        pytest.skip(f"the chapters are not at {seeds}/seeds; quotes cannot be checked here")
-    text = {s: re.sub(r"\s+", " ", (seeds / p).read_text(encoding="utf-8")) for s, p in SOURCES.items()}
+    sums = {name: digest for digest, name in (line.split() for line in (
+        ROOT / "fixtures" / "chapters" / "SHA256SUMS").read_text(encoding="utf-8").splitlines())}
+    text = {}
+    for source, rel in SOURCES.items():
+        data = (ROOT / rel).read_bytes()
+        if hashlib.sha256(data).hexdigest() != sums.get(Path(rel).name):
+            pytest.fail(f"{rel}: its sha256 does not match fixtures/chapters/SHA256SUMS", pytrace=False)
+        text[source] = re.sub(r"\s+", " ", data.decode("utf-8"))
     for c in registry_of(request.config).values():
         for part in c.quote.split(" […] "):
             assert re.sub(r"\s+", " ", part) in text[c.source], c.id
@@ -64,3 +69,48 @@ def test_a_malformed_registry_names_the_entry_in_one_line(tmp_path, text, messag
 def test_a_missing_registry_says_where_it_looked(tmp_path):
     with pytest.raises(RegistryError, match="not found"):
         load_registry(tmp_path / "nope.toml")
+
+
+def _suite():
+    from claims.suite import read
+    return read(ROOT, ["claims"])
+
+
+def test_the_registry_tiers_agree_with_the_test_markers(request):
+    """tier: the cheapest tier of a test naming the claim; full_tier: the tier of its tests at
+    the document's full configuration, where that differs. One source: the markers."""
+    from claims.marks import DEFAULT_SCALE, TIERS
+    order = list(TIERS)
+    naming = {}
+    for t in _suite():
+        for cid in t.claims:
+            naming.setdefault(cid, []).append(t)
+    wrong = []
+    for c in registry_of(request.config).values():
+        tests = naming.get(c.id, [])
+        if not tests:
+            if c.tier != "none":
+                wrong.append(f"{c.id}: no test names it, so its tier is 'none', not {c.tier!r}")
+            continue
+        cheapest = min((t.tiers[0] for t in tests), key=order.index)
+        full = [t.tiers[0] for t in tests if (t.scale or DEFAULT_SCALE[t.tiers[0]]) == "full"]
+        full_tier = max(full, key=order.index) if full else None
+        full_tier = None if full_tier == cheapest else full_tier
+        if (c.tier, c.full_tier) != (cheapest, full_tier):
+            wrong.append(f"{c.id}: registry ({c.tier}, {c.full_tier}), markers ({cheapest}, {full_tier})")
+    assert not wrong, "; ".join(wrong)
+
+
+def test_every_test_has_one_tier_and_every_divergence_is_strict_and_for_assertions_only():
+    """The plugin refuses these at collection; this reads the source, so a file that no run
+    collects is checked too."""
+    from claims.marks import SCALES
+    tests = _suite()
+    assert len(tests) > 200
+    assert not [t.name for t in tests if len(t.tiers) != 1]
+    assert not [t.name for t in tests if t.scale is not None and t.scale not in SCALES]
+    assert not [t.name for t in tests if t.claims and t.tiers == ("slow",) and t.scale is None]
+    loose = [f"{t.path}::{t.name}" for t in tests for x in t.xfails
+             if x.get("strict") != "True" or x.get("raises") != "AssertionError"]
+    assert not loose, f"xfail that is not claims.marks.diverges (strict, raises=AssertionError): {loose}"
+    assert any(t.xfails for t in tests)  # the scan sees the divergences it is meant to check

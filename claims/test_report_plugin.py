@@ -23,7 +23,8 @@ tier = "{tier}"
     for cid, kind, tier in [("P-01", "exact", "fast"), ("F-01", "numeric", "fast"),
                             ("X-01", "qualitative", "slow"), ("S-01", "numeric", "slow"),
                             ("U-01", "exact", "fast"), ("D-01", "descriptive", "none"),
-                            ("M-01", "exact", "fast")])
+                            ("M-01", "exact", "fast"), ("G-01", "numeric", "slow"),
+                            ("C-01", "numeric", "fast")])
 
 TESTS = '''
 import pytest
@@ -40,13 +41,15 @@ def test_fails(claim_record):
     assert 3.0 == 7.26
 
 @pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("X-01")
-@pytest.mark.xfail(strict=True, reason="reproduction disagrees")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="reproduction disagrees")
 def test_diverges(claim_record):
     claim_record("X-01", 0.3, expected=0.7)
     assert 0.3 > 0.6
 
 @pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("S-01")
 def test_skips():
     pytest.skip("no corpus: set CLAIMS_DATA_DIR")
@@ -57,13 +60,34 @@ def test_part_one():
     pass
 
 @pytest.mark.slow
+@pytest.mark.scale("ci")
 @pytest.mark.claim("M-01")
 def test_part_two():
     pass
+
+@pytest.mark.slow
+@pytest.mark.scale("ci")
+@pytest.mark.claim("G-01")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="at CI scale the effect is too small")
+def test_ci_scale_diverges(claim_record):
+    claim_record("G-01", 1.2, expected=8.15)
+    assert 1.2 > 3
+
+@pytest.mark.gpu
+@pytest.mark.claim("G-01")
+def test_full_scale_holds(claim_record):
+    claim_record("G-01", 8.0, expected=8.15)
+
+@pytest.mark.fast
+@pytest.mark.claim("C-01")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="a canned divergence")
+def test_crashes_before_measuring():
+    {}["the field the test reads"]
 '''
 
 EXPECTED = {"P-01": "holds", "F-01": "fails", "X-01": "diverges", "S-01": "not-run",
-            "U-01": "untested", "D-01": "descriptive", "M-01": "holds"}
+            "U-01": "untested", "D-01": "descriptive", "M-01": "holds", "G-01": "holds",
+            "C-01": "fails"}
 
 
 @pytest.fixture
@@ -71,7 +95,7 @@ def scratch(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # xdist workers import the plugin too
     pytester.makefile(".toml", claims=REGISTRY)
     pytester.makepyfile(test_sample=TESTS)
-    pytester.makeini("[pytest]\nmarkers =\n    fast: f\n    slow: s\n")
+    pytester.makeini("[pytest]\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n")
     return pytester
 
 
@@ -93,15 +117,17 @@ def test_each_claim_gets_exactly_one_verdict(scratch):
     assert _statuses(doc) == EXPECTED
     assert set(doc) >= {"generated", "commit", "torch", "device", "tiers", "summary", "claims"}
     keys = {"id", "source", "section", "quote", "statement", "expected", "measured", "tolerance",
-            "tier", "status", "reason", "tests"}
+            "tier", "status", "scale", "reason", "scales", "tests"}
     assert all(set(c) == keys for c in doc["claims"])
-    assert doc["summary"] == {"holds": 2, "fails": 1, "diverges": 1, "not-run": 1, "untested": 1,
+    assert doc["summary"] == {"holds": 3, "fails": 2, "diverges": 1, "not-run": 1, "untested": 1,
                               "descriptive": 1}
     by = {c["id"]: c for c in doc["claims"]}
     assert by["F-01"]["measured"] == 3.0 and by["F-01"]["expected"] == 7.26
     assert "no corpus" in by["S-01"]["reason"]
     assert "reproduction disagrees" in by["X-01"]["reason"]
     assert by["U-01"]["expected"] == "doc value of U-01"  # the registry's value when no test says
+    assert by["X-01"]["scale"] == "ci" and by["P-01"]["scale"] == "analytic"
+    assert by["M-01"]["scales"].keys() == {"analytic", "ci"}
     result.stdout.fnmatch_lines(["*claimcheck*", "*FAILS*F-01*", "*DIVERGES*X-01*"])
 
 
@@ -119,7 +145,10 @@ def test_deselected_tiers_are_not_run_with_the_reason(scratch):
     _, doc = _run(scratch, "-m", "fast")
     by = {c["id"]: c for c in doc["claims"]}
     assert by["X-01"]["status"] == "not-run" and "slow tier not selected" in by["X-01"]["reason"]
-    assert by["M-01"]["status"] == "not-run" and "the 1 that ran passed" in by["M-01"]["reason"]
+    # the headline is read at the highest scale that ran; the CI half says it did not run
+    assert by["M-01"]["status"] == "holds" and by["M-01"]["scale"] == "analytic"
+    assert by["M-01"]["scales"]["ci"]["status"] == "not-run"
+    assert "slow tier not selected" in by["M-01"]["scales"]["ci"]["reason"]
     assert doc["tiers"] == ["fast"]
 
 
@@ -133,10 +162,10 @@ def test_runs_merge_into_one_report(scratch, tmp_path):
     report_main(["merge", str(tmp_path / "fast.json"), str(tmp_path / "slow.json"),
                  "--out", str(out), "--registry", str(scratch.path / "claims.toml")])
     merged = json.loads((out / "claims.json").read_text())
-    assert _statuses(merged) == EXPECTED
+    assert _statuses(merged) == dict(EXPECTED, **{"G-01": "diverges"})  # its full-scale test never ran
     assert merged["tiers"] == ["fast", "slow"] and len(merged["runs"]) == 2
-    assert json.loads((out / "badge.json").read_text())["message"] == "2/6 hold"
-    assert "2/6 hold" in (out / "badge.svg").read_text()
+    assert json.loads((out / "badge.json").read_text())["message"] == "2/8 hold"
+    assert "2/8 hold" in (out / "badge.svg").read_text()
     md = (out / "claims.md").read_text()
     errata = md.split("## Errata")[1].split("##")[0]
     assert "F-01" in errata and "X-01" in errata and "P-01" not in errata
@@ -154,4 +183,180 @@ def test_a_malformed_registry_stops_collection_with_one_line(scratch):
     scratch.makefile(".toml", claims=REGISTRY + REGISTRY.split("\n\n")[0] + "\n")
     result = scratch.runpytest("-p", "claims.report", "--claims-registry", "claims.toml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*claims.toml: claim #8 (P-01) is registered twice*"])
+    result.stderr.fnmatch_lines(["*claims.toml: claim #10 (P-01) is registered twice*"])
+
+
+def _merge(tmp_path, scratch, *docs):
+    paths = []
+    for i, doc in enumerate(docs):
+        paths.append(tmp_path / f"run{i}.json")
+        paths[-1].write_text(json.dumps(doc))
+    out = tmp_path / "merged"
+    report_main(["merge", *map(str, paths), "--out", str(out), "--registry", str(scratch.path / "claims.toml")])
+    return json.loads((out / "claims.json").read_text()), (out / "claims.md").read_text()
+
+
+@pytest.mark.fast
+def test_a_full_scale_pass_overturns_a_ci_scale_divergence_when_runs_merge(scratch, tmp_path):
+    _, slow = _run(scratch, "-m", "slow")  # a CPU box: the CI-scale test diverges, gpu deselected
+    g = {c["id"]: c for c in slow["claims"]}["G-01"]
+    assert (g["status"], g["scale"]) == ("diverges", "ci")
+    _, gpu = _run(scratch, "-m", "gpu")  # a CUDA box: the full-scale test passes
+    merged, md = _merge(tmp_path, scratch, slow, gpu)
+    g = {c["id"]: c for c in merged["claims"]}["G-01"]
+    assert (g["status"], g["scale"]) == ("holds", "full")
+    assert g["scales"]["ci"]["status"] == "diverges" and g["scales"]["full"]["status"] == "holds"
+    assert "holds (full scale); diverges at CI scale" in md
+    errata, lower = md.split("## Errata")[1].split("### Divergences at a lower scale only")
+    assert "G-01" not in errata and "G-01" in lower.split("\n## ")[0]
+
+
+@pytest.mark.fast
+def test_a_crash_in_a_divergence_test_fails_the_claim(scratch):
+    result, doc = _run(scratch)
+    c = {c["id"]: c for c in doc["claims"]}["C-01"]
+    assert c["status"] == "fails" and "KeyError" in c["reason"], c
+    assert "a canned divergence" not in c["reason"]
+    result.assert_outcomes(failed=2, passed=4, xfailed=2, skipped=1)
+
+
+MORE = '''
+import pytest
+from claims.marks import diverges
+
+@pytest.fixture
+def broken():
+    assert False, "the fixture could not load its data"
+
+@pytest.mark.fast
+@pytest.mark.claim("P-01")
+@diverges("canned")
+def test_setup(broken):
+    pass
+
+@pytest.mark.fast
+@pytest.mark.claim("U-01")
+def test_imperative():
+    pytest.xfail("I give up")
+'''
+
+
+@pytest.mark.fast
+def test_an_assertion_in_setup_or_pytest_xfail_is_never_a_divergence(scratch):
+    scratch.makepyfile(test_more=MORE)
+    _, doc = _run(scratch, "test_more.py")
+    by = {c["id"]: c for c in doc["claims"]}
+    assert by["P-01"]["status"] == "fails" and "in setup is not a divergence" in by["P-01"]["reason"]
+    assert by["U-01"]["status"] == "fails" and "not a divergence" in by["U-01"]["reason"]
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("mark", ["xfail(strict=False, raises=AssertionError, reason='r')",
+                                  "xfail(strict=True, reason='r')",
+                                  "xfail(strict=True, raises=Exception, reason='r')"])
+def test_an_xfail_that_is_not_a_strict_assertion_divergence_stops_collection(scratch, mark):
+    scratch.makepyfile(test_loose=f"import pytest\n@pytest.mark.fast\n@pytest.mark.{mark}\ndef test_x():\n    assert 0\n")
+    result = scratch.runpytest("-p", "claims.report", "--claims-registry", "claims.toml", "test_loose.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*test_x: an xfail here must be claims.marks.diverges*"])
+
+
+@pytest.mark.fast
+def test_a_slow_claim_test_without_a_scale_stops_collection(scratch):
+    scratch.makepyfile(test_noscale='import pytest\n@pytest.mark.slow\n@pytest.mark.claim("X-01")\n'
+                                    'def test_x():\n    pass\n')
+    result = scratch.runpytest("-p", "claims.report", "--claims-registry", "claims.toml", "test_noscale.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*test_x: a slow-tier test that names a claim declares its scale*"])
+
+
+@pytest.mark.fast
+def test_claims_of_uncollected_tests_are_not_collected_rather_than_untested(scratch):
+    _, doc = _run(scratch, "test_sample.py::test_passes")
+    by = {c["id"]: c for c in doc["claims"]}
+    assert by["P-01"]["status"] == "holds"
+    assert by["F-01"]["status"] == "not-run" and "not collected" in by["F-01"]["reason"]
+    assert by["U-01"]["status"] == "untested" and by["D-01"]["status"] == "descriptive"
+    _, doc = _run(scratch, "-k", "passes")
+    by = {c["id"]: c for c in doc["claims"]}
+    assert by["F-01"]["status"] == "not-run" and "deselected by -k 'passes'" in by["F-01"]["reason"]
+
+
+PINS = '''
+import pytest
+
+def _pin(request, name):
+    request.node.user_properties.append(("claim_pin", {"name": name, "file": f"fixtures/pins/{name}.npz",
+                                                      "tolerance": "rtol 1e-6", "meaning": "m"}))
+
+@pytest.mark.fast
+def test_fresh_pin(request):
+    _pin(request, "a")
+
+@pytest.mark.fast
+def test_stale_pin(request):
+    _pin(request, "b")
+    pytest.fail("pin fixtures/pins/b.npz is stale", pytrace=False)
+'''
+
+
+@pytest.mark.fast
+def test_pins_are_reported_apart_and_never_change_a_verdict(scratch):
+    scratch.makepyfile(test_pins=PINS)
+    _, doc = _run(scratch)
+    pins = {p["name"]: p for p in doc["pins"]}
+    assert pins["a"]["status"] == "fresh" and pins["b"]["status"] == "stale"
+    assert "is stale" in pins["b"]["reason"]
+    assert _statuses(doc) == EXPECTED
+    md = (scratch.path / "out" / "claims.md").read_text()
+    assert "## Pins" in md and "fixtures/pins/b.npz` | stale" in md
+
+
+@pytest.mark.fast
+def test_diff_lists_the_claims_whose_headline_differs(scratch, tmp_path, capsys):
+    _, a = _run(scratch)
+    _, b = _run(scratch, "-m", "fast")
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    with pytest.raises(SystemExit) as e:
+        report_main(["diff", str(tmp_path / "a.json"), str(tmp_path / "a.json")])
+    assert e.value.code == 0 and "0 of 9 headline verdicts differ" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        report_main(["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")])
+    out = capsys.readouterr().out
+    assert e.value.code == 1
+    assert "X-01" in out and "diverges (CI scale)" in out and "P-01" not in out
+
+
+PROGRESS = '''
+import pytest
+from claims.progress import tracker
+
+@pytest.mark.fast
+def test_trains():
+    step = tracker("fam/arm/seed0", 3)
+    for s in (1, 2, 3):
+        step(s)
+'''
+
+
+@pytest.mark.fast
+def test_training_progress_reaches_the_terminal_and_the_report(scratch, monkeypatch):
+    monkeypatch.delenv("CLAIMS_PROGRESS_LOG", raising=False)  # this inner run owns its log
+    scratch.makepyfile(test_progress=PROGRESS)
+    result, doc = _run(scratch, "test_progress.py")
+    result.stdout.fnmatch_lines(["*[[]train[]] fam/arm/seed0 * step      1/3 *",
+                                 "*[[]train[]] fam/arm/seed0 * done: 3 steps in * s"])
+    assert [t["label"] for t in doc["runs"][0]["training"]] == ["fam/arm/seed0"]
+    assert "done: 3 steps" in (scratch.path / "out" / "progress.log").read_text()
+    assert "## Training runs" in (scratch.path / "out" / "claims.md").read_text()
+
+
+@pytest.mark.slow  # two worker interpreters
+def test_training_progress_reaches_the_terminal_under_xdist(scratch, monkeypatch):
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed")
+    monkeypatch.delenv("CLAIMS_PROGRESS_LOG", raising=False)
+    scratch.makepyfile(test_progress=PROGRESS)
+    result, doc = _run(scratch, "test_progress.py", "-n", "2", subprocess=True)
+    result.stdout.fnmatch_lines(["*[[]train[]] fam/arm/seed0 * done: 3 steps in * s"])
+    assert [t["label"] for t in doc["runs"][0]["training"]] == ["fam/arm/seed0"]

@@ -5,6 +5,7 @@ import pytest
 from model import shakespeare_config
 from model.data import split
 from model.train import SHAKESPEARE_FULL
+from claims.marks import no_corpus
 
 
 CHARS, TOKENS = 1_115_394, 459_760  # the document's figures
@@ -58,7 +59,7 @@ def shakespeare_text():
     try:
         return data.load_text("tinyshakespeare")
     except data.CorpusUnavailable as e:
-        pytest.skip(str(e))
+        no_corpus(e)
 
 
 @pytest.mark.fast
@@ -70,6 +71,7 @@ def test_the_corpus_has_1115394_characters(shakespeare_text, claim_record):
 
 
 @pytest.mark.slow
+@pytest.mark.scale("full")
 @pytest.mark.claim("CORP-01")
 def test_bpe_1024_gives_459760_tokens_and_round_trips(shakespeare_text, shakespeare_tokens, claim_record):
     n = claim_record("CORP-01", len(shakespeare_tokens), expected=TOKENS,
@@ -84,6 +86,7 @@ def test_bpe_1024_gives_459760_tokens_and_round_trips(shakespeare_text, shakespe
 
 
 @pytest.mark.slow
+@pytest.mark.scale("full")
 @pytest.mark.claim("CORP-01")
 def test_hugging_face_tokenizers_trained_alike_agree_with_ours(shakespeare_text, shakespeare_tokens, claim_record):
     tk = pytest.importorskip("tokenizers", reason="tokenizers is not installed (pip install -e '.[hf]')")
@@ -98,6 +101,7 @@ def test_hugging_face_tokenizers_trained_alike_agree_with_ours(shakespeare_text,
 
 
 @pytest.mark.slow
+@pytest.mark.scale("full")
 @pytest.mark.claim("CORP-02")
 def test_the_token_split_is_ninety_ten_and_contiguous(shakespeare_tokens, claim_record):
     train, val = split(shakespeare_tokens)
@@ -200,3 +204,14 @@ def test_no_network_says_how_to_fix_it(monkeypatch, tmp_path):
     with pytest.raises(data.CorpusUnavailable, match="set CLAIMS_DATA_DIR") as e:
         data.corpus_path("toy", timeout=5)
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.fast
+def test_a_missing_corpus_skips_in_one_line_or_fails_where_data_is_required(monkeypatch):
+    err = data.CorpusUnavailable("tinyshakespeare.txt is not in CLAIMS_DATA_DIR or the cache")
+    monkeypatch.delenv("CLAIMS_REQUIRE_DATA", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="^tinyshakespeare.txt is not in CLAIMS_DATA_DIR"):
+        no_corpus(err)
+    monkeypatch.setenv("CLAIMS_REQUIRE_DATA", "1")  # CI: a failed download turns the job red
+    with pytest.raises(pytest.fail.Exception, match="^CLAIMS_REQUIRE_DATA=1: tinyshakespeare.txt"):
+        no_corpus(err)

@@ -89,6 +89,7 @@ from claims.lab_report import RATE_P, draw_lab, record_rate  # noqa: E402
 
 
 @pytest.mark.slow
+@pytest.mark.scale("full")
 @pytest.mark.claim("TINY-26")
 def test_positions_win_on_validation_at_3200_steps_on_every_seed(tiny_lab, claim_record, claim_figure):
     pe, nope = tiny_lab.at("val", 3200, True), tiny_lab.at("val", 3200, False)
@@ -105,6 +106,7 @@ def test_positions_win_on_validation_at_3200_steps_on_every_seed(tiny_lab, claim
 
 
 @pytest.mark.slow
+@pytest.mark.scale("full")
 @pytest.mark.claim("TINY-27")
 def test_without_positions_the_net_is_as_good_as_a_bigram(tiny_lab, claim_record):
     nope, pe = tiny_lab.at("val", 3200, False), tiny_lab.at("val", 3200, True)

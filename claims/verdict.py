@@ -2,22 +2,28 @@
 command share them, so a merged report is computed exactly like a single run's.
 
 A test's outcome is one of: passed, failed, error, xfailed, xpassed, skipped, deselected,
-not-reported. A claim's status is, in this order of precedence:
+not-reported. Each test measures at one scale (analytic, ci, full). At each scale, a claim's
+status is, in this order of precedence:
 
     fails        a test that names it failed or errored (a strict xfail that passed included)
-    diverges     a test recorded, as an xfail, that our reproduction disagrees with the text
+    diverges     a test recorded, with ``diverges``, that our measurement disagrees with the text
     not-run      some test that names it was skipped, deselected or never reported
     holds        every test that names it ran and passed
-    untested     no test names it
-    descriptive  the catalogue marks it untestable, and no test names it
+
+The claim's **headline** is ``fails`` if it fails at any scale; otherwise the status at the
+highest scale where it holds or diverges; otherwise ``not-run``. A claim no collected test
+names is ``not-run`` (not collected) when some test in the suite names it, ``descriptive``
+when the catalogue marks it untestable, and ``untested`` otherwise.
 """
 from collections import defaultdict
+
+from .marks import DEFAULT_SCALE, SCALES, TIERS
 
 STATUSES = ("holds", "fails", "diverges", "not-run", "untested", "descriptive")
 RAN = ("passed", "failed", "error", "xfailed", "xpassed")
 _RANK = {"failed": 5, "error": 5, "xfailed": 4, "xpassed": 3, "passed": 3,
          "skipped": 2, "deselected": 1, "not-reported": 0}
-_TIER_ORDER = ("fast", "slow", "gpu")
+SCALE_WORDS = {"analytic": "analytic", "ci": "CI scale", "full": "full scale"}
 
 
 def merge_test(a: dict | None, b: dict) -> dict:
@@ -29,7 +35,12 @@ def merge_test(a: dict | None, b: dict) -> dict:
 
 def tiers_run(tests: dict) -> list[str]:
     ran = {t["tier"] for t in tests.values() if t["outcome"] in RAN}
-    return [t for t in _TIER_ORDER if t in ran]
+    return [t for t in TIERS if t in ran]
+
+
+def scale_of(test: dict) -> str:
+    """The scale a test measured at; a record without one (an older run) gets its tier's."""
+    return test.get("scale") or DEFAULT_SCALE.get(test.get("tier")) or "ci"
 
 
 def _value(records, key):
@@ -51,12 +62,8 @@ def _short(nodeid):
     return nodeid.rsplit("/", 1)[-1]
 
 
-def claim_verdict(claim, tests: list[tuple[str, dict]]) -> tuple[str, str]:
-    """(status, one-line reason) for one claim from the tests that name it."""
-    if not tests:
-        if claim.descriptive:
-            return "descriptive", claim.untestable
-        return "untested", "no test names this claim"
+def scale_verdict(tests: list[tuple[str, dict]]) -> tuple[str, str]:
+    """(status, one-line reason) from the tests that name a claim at one scale."""
     by = defaultdict(list)
     for nodeid, t in tests:
         by[t["outcome"]].append((nodeid, t))
@@ -75,8 +82,57 @@ def claim_verdict(claim, tests: list[tuple[str, dict]]) -> tuple[str, str]:
     return "holds", f"{len(tests)} test{'s' * (len(tests) > 1)} passed{note}"
 
 
-def verdicts(registry: dict, tests: dict) -> list[dict]:
-    """The report's ``claims`` list, in registry order."""
+def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False) -> dict:
+    """The claim's headline ``status``, its ``scale`` and ``reason``, and ``scales``: the
+    verdict at every scale some test measures it at."""
+    if not tests:
+        if in_suite:
+            status, reason = "not-run", "not collected: no test selected in this run names it"
+        elif claim.descriptive:
+            status, reason = "descriptive", claim.untestable
+        else:
+            status, reason = "untested", "no test names this claim"
+        return {"status": status, "scale": None, "reason": reason, "scales": {}}
+    at = defaultdict(list)
+    for nodeid, t in tests:
+        at[scale_of(t)].append((nodeid, t))
+    scales = {}
+    for s in SCALES:
+        if at[s]:
+            status, reason = scale_verdict(at[s])
+            scales[s] = {"status": status, "reason": reason, "tests": [n for n, _ in at[s]]}
+    failing = [s for s in scales if scales[s]["status"] == "fails"]
+    ran = [s for s in scales if scales[s]["status"] in ("holds", "diverges")]
+    if failing:
+        head = failing[-1]
+    elif ran:
+        head = ran[-1]
+    else:
+        reasons = "; ".join(f"{SCALE_WORDS[s]}: {v['reason']}" for s, v in scales.items())
+        return {"status": "not-run", "scale": None, "reason": reasons, "scales": scales}
+    return {"status": scales[head]["status"], "scale": head, "reason": scales[head]["reason"],
+            "scales": scales}
+
+
+def headline_text(claim: dict) -> str:
+    """'holds (full scale); diverges at CI scale': the headline, then what other scales say."""
+    if not claim.get("scale"):
+        return claim["status"]
+    others = [f"{v['status']} at {SCALE_WORDS[s]}" for s, v in claim["scales"].items()
+              if s != claim["scale"] and v["status"] != claim["status"]]
+    return "; ".join([f"{claim['status']} ({SCALE_WORDS[claim['scale']]})"] + others)
+
+
+def lower_scale_divergences(claim: dict) -> list[str]:
+    """Scales below the headline's where the claim diverges (the headline itself holds)."""
+    if claim["status"] != "holds":
+        return []
+    return [s for s, v in claim["scales"].items() if v["status"] == "diverges"]
+
+
+def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset()) -> list[dict]:
+    """The report's ``claims`` list, in registry order. ``suite``: the claim IDs some test in
+    the whole suite names, collected in this run or not."""
     naming = defaultdict(list)
     for nodeid, t in sorted(tests.items()):
         for cid in t["claims"]:
@@ -84,7 +140,7 @@ def verdicts(registry: dict, tests: dict) -> list[dict]:
     out = []
     for c in registry.values():
         ts = naming.get(c.id, [])
-        status, reason = claim_verdict(c, ts)
+        v = claim_verdict(c, ts, in_suite=c.id in suite)
         records = [dict(r, test=n) for n, t in ts for r in t.get("records", []) if r["claim"] == c.id]
         expected = _value(records, "expected")
         tolerances = list(dict.fromkeys(r["tolerance"] for r in records if r.get("tolerance")))
@@ -92,8 +148,20 @@ def verdicts(registry: dict, tests: dict) -> list[dict]:
             "id": c.id, "source": c.source, "section": c.section, "quote": c.quote,
             "statement": c.statement, "expected": expected if expected is not None else c.value,
             "measured": _value(records, "measured"), "tolerance": "; ".join(tolerances) or None,
-            "tier": c.tier, "status": status, "reason": reason, "tests": [n for n, _ in ts],
+            "tier": c.tier, "status": v["status"], "scale": v["scale"], "reason": v["reason"],
+            "scales": v["scales"], "tests": [n for n, _ in ts],
         })
+    return out
+
+
+def pins(tests: dict) -> list[dict]:
+    """Every pin a test checked: {name, file, tolerance, meaning, test, status, reason}.
+    A pin is fresh when its test passed, stale when it failed, not-run otherwise."""
+    out = []
+    for nodeid, t in sorted(tests.items()):
+        for p in t.get("pins", []):
+            status = {"passed": "fresh", "failed": "stale", "error": "stale"}.get(t["outcome"], "not-run")
+            out.append(dict(p, test=nodeid, status=status, reason=t["reason"]))
     return out
 
 
@@ -107,6 +175,16 @@ def summary(claims: list[dict]) -> dict[str, int]:
     for c in claims:
         counts[c["status"]] += 1
     return counts
+
+
+def diff(a: dict, b: dict) -> list[tuple[str, str, str]]:
+    """(claim ID, headline in a, headline in b) for every claim whose headline differs."""
+    def heads(doc):
+        return {c["id"]: f"{c['status']}" + (f" ({SCALE_WORDS[c['scale']]})" if c.get("scale") else "")
+                for c in doc["claims"]}
+    ha, hb = heads(a), heads(b)
+    return [(cid, ha.get(cid, "absent"), hb.get(cid, "absent"))
+            for cid in list(ha) + [c for c in hb if c not in ha] if ha.get(cid) != hb.get(cid)]
 
 
 def unknown_ids(registry: dict, tests: dict) -> dict[str, list[str]]:

@@ -131,11 +131,12 @@ def _perplexities(base, params, buffers, ids: torch.Tensor, chunk: int = 256) ->
 
 
 def train_runs(cfg: LabConfig, runs: list[tuple[Excerpt, int]], log=None, keep_loss=False,
-               device="cpu") -> dict:
+               device="cpu", progress=None) -> dict:
     """Train one model per (excerpt, seed), all at once; curves of train/val/test perplexity.
 
     Returns {"runs": [(excerpt, seed)], "checkpoints": [...], "train"/"val"/"test": (M, C) lists,
-    and with ``keep_loss`` "loss": (M, steps) training losses}.
+    and with ``keep_loss`` "loss": (M, steps) training losses}. ``progress(step)``: as in
+    ``model.train.train``.
     """
     base, params, buffers, dtype = _stacked(cfg, [s for _, s in runs], device)
     leaves = list(params.values())
@@ -159,6 +160,8 @@ def train_runs(cfg: LabConfig, runs: list[tuple[Excerpt, int]], log=None, keep_l
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()  # models share nothing: each gets its own gradient
         opt.step()
+        if progress:
+            progress(step)
         if keep_loss:
             losses.append(loss.detach().double().tolist())
         if step in cfg.checkpoints:

@@ -58,11 +58,12 @@ def _paths(key: str) -> tuple[Path, Path]:
     return d / f"{key}.json", d / f"{key}.lock"
 
 
-def _train(spec: RunSpec, log) -> dict:
+def _train(spec: RunSpec, log, progress=None) -> dict:
     tokens, _ = bpe_tokens(spec.corpus, spec.vocab_size)
     tr, va = split(tokens)
     tr = tr[: int(spec.train_slice * len(tr))]
-    rec = train(spec.model, spec.train, tr, va, seed=spec.seed, device=spec.device, log=log)
+    rec = train(spec.model, spec.train, tr, va, seed=spec.seed, device=spec.device, log=log,
+                progress=progress(spec.label or spec.key(), spec.train.steps) if progress else None)
     rec.update(label=spec.label, key=spec.key(), train_slice=spec.train_slice,
                torch=torch.__version__, code=code_version())
     return rec
@@ -109,11 +110,12 @@ def memo_many(jobs: list[tuple[str, object]]) -> list[dict]:
     return [memo(key, compute) for key, compute in jobs]
 
 
-def get(spec: RunSpec, log=print) -> dict:
-    """The run's record, trained now if no process has trained it before."""
-    return memo(spec.key(), lambda: _train(spec, log))
+def get(spec: RunSpec, log=print, progress=None) -> dict:
+    """The run's record, trained now if no process has trained it before. ``progress(label,
+    steps)`` makes the step callback of a run that is trained (see ``model.train.train``)."""
+    return memo(spec.key(), lambda: _train(spec, log, progress))
 
 
-def ensure(specs: list[RunSpec], log=print) -> list[dict]:
+def ensure(specs: list[RunSpec], log=print, progress=None) -> list[dict]:
     """All the runs, trained once among every process that asks (pytest-xdist workers)."""
-    return memo_many([(s.key(), lambda s=s: _train(s, log)) for s in specs])
+    return memo_many([(s.key(), lambda s=s: _train(s, log, progress)) for s in specs])

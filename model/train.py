@@ -64,8 +64,11 @@ def perplexity(model, x, y, batch=64) -> float:
 
 
 def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, seed: int = 0,
-          device="cpu", log=print) -> dict:
-    """Train from scratch; return the run's record: curves and final perplexities."""
+          device="cpu", log=print, progress=None) -> dict:
+    """Train from scratch; return the run's record: curves and final perplexities.
+
+    ``progress(step)``, if given, is called after every step (a sign of life; it decides how
+    often to say so)."""
     device = torch.device(device)
     torch.manual_seed(seed)
     model = GPT(model_cfg).to(device)
@@ -94,6 +97,8 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        if progress:
+            progress(step + 1)
         running += loss.item()
         traced += loss.item()
         done = step + 1

@@ -130,7 +130,7 @@ def score(model: GPT, task: Task, examples) -> dict:
 
 
 def train_task(task: Task, kind: str, *, steps: int, seed: int, lr: float = 3e-3, batch: int = 64,
-               eval_every: int = 250, d_model: int = 64) -> tuple[GPT, list[dict]]:
+               eval_every: int = 250, d_model: int = 64, progress=None) -> tuple[GPT, list[dict]]:
     """Next-token prediction on whole training sentences; held-out scores along the way."""
     torch.manual_seed(seed)
     model = GPT(model_config(task, kind, d_model))
@@ -144,6 +144,8 @@ def train_task(task: Task, kind: str, *, steps: int, seed: int, lr: float = 3e-3
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        if progress:
+            progress(step)
         if step % eval_every == 0 or step == steps:
             curve.append({"step": step, **score(model, task, task.held_out)})
     return model, curve

@@ -1,0 +1,104 @@
+"""Signs of life while the suite trains: one line per run when it starts and every ``EVERY_S``
+seconds (family/arm/seed, step, elapsed time), and one when it ends, with its wall time.
+
+Every process (xdist workers too) appends its lines to ``reports/progress.log``; the controlling
+process tails that file and writes each new line to the terminal, so ``-n 2`` shows them as well.
+The finished runs' wall times also go into the report (``claims.json`` "training").
+"""
+import os
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+EVERY_S = 30.0
+ENV = "CLAIMS_PROGRESS_LOG"  # set by the controlling process; workers inherit it
+_DONE = re.compile(r"^(?P<label>\S+) +done: (?P<steps>\d+) steps in (?P<wall>[\d.]+) s$")
+
+
+def _write(line: str):
+    path = os.environ.get(ENV)
+    if not path:  # outside pytest (a script): straight to stderr
+        print(line, file=sys.stderr, flush=True)
+        return
+    with open(path, "a", encoding="utf-8") as f:  # one short append per line: whole under O_APPEND
+        f.write(line + "\n")
+
+
+def tracker(label: str, steps: int):
+    """``progress(step)`` for one run named ``label`` (family/arm/seed) of ``steps`` steps."""
+    start = last = time.perf_counter()
+
+    def progress(step: int):
+        nonlocal last
+        now = time.perf_counter()
+        if step >= steps:
+            _write(f"{label:36s} done: {steps} steps in {now - start:.1f} s")
+        elif step == 1 or now - last >= EVERY_S:
+            last = now
+            _write(f"{label:36s} step {step:>6d}/{steps}  {now - start:6.0f} s")
+
+    return progress
+
+
+def finished(path: Path) -> list[dict]:
+    """The runs a progress log saw end: {label, steps, wall_s}."""
+    if not path.is_file():
+        return []
+    return [{"label": m["label"], "steps": int(m["steps"]), "wall_s": float(m["wall"])}
+            for m in map(_DONE.match, path.read_text(encoding="utf-8").splitlines()) if m]
+
+
+class Tail:
+    """The controlling process's side: a thread that copies new log lines to the terminal."""
+
+    def __init__(self, config, path: Path):
+        self.config, self.path = config, path
+        self._stop = threading.Event()
+        self._thread = None
+        self._pos = 0
+
+    def pytest_sessionstart(self, session):
+        self._thread = threading.Thread(target=self._run, name="claimcheck-progress", daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.wait(1.0):
+            self._flush()
+
+    def _flush(self):
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                f.seek(self._pos)
+                text = f.read()
+        except OSError:
+            return
+        done = text[: text.rfind("\n") + 1]  # whole lines only
+        self._pos += len(done.encode("utf-8"))
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        for line in done.splitlines():
+            if tr is not None:
+                tr.write_line(f"[train] {line}")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._flush()
+
+
+def register(config, outdir: Path):
+    """In the controlling process (not in xdist workers, which only write, nor in a pytest run
+    inside a test, whose lines go to the outer log): start a fresh log and the tail."""
+    if hasattr(config, "workerinput") or config.option.collectonly or os.environ.get(ENV):
+        return
+    path = outdir / "progress.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("", encoding="utf-8")
+    os.environ[ENV] = str(path)  # before xdist starts its workers, so they inherit it
+    config.pluginmanager.register(Tail(config, path), "claimcheck-progress")
+    config.add_cleanup(lambda: os.environ.pop(ENV, None))
