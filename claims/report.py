@@ -332,7 +332,7 @@ class ClaimReporter:
         unknown = unknown_ids(self.registry, self.tests)
         for cid, nodes in unknown.items():
             tr.write_line(f"  UNKNOWN   {cid} named by {nodes[0]} is not in the registry", red=True)
-        tr.write_line(self.doc.get("write_error") or f"report: {self.outdir}/claims.md, claims.json, badge.svg")
+        tr.write_line(self.doc.get("write_error") or f"report: {self.outdir}/index.html, claims.md, claims.json, badge.svg")
 
 
 # ---- merging runs -------------------------------------------------------------------------

@@ -136,10 +136,12 @@ def _acc(wino, task, kind, key="accuracy"):
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-02")
+@diverges("the bag of words is near-perfect on the leaky task, not perfect: held-out accuracy "
+          "below 100 % on most seeds (per-seed accuracies in the report)")
 def test_on_the_leaky_task_the_bag_of_words_is_perfect(wino, claim_record):
-    bag = claim_record("WINO-02", _acc(wino, "leaky", "bag"), expected=1.0, tolerance=">= 0.95 every seed",
+    bag = claim_record("WINO-02", _acc(wino, "leaky", "bag"), expected=1.0, tolerance="100 % on every seed",
                        label="bag of words, held out, per seed")
-    assert all(a >= 0.95 for a in bag)
+    assert all(a == 1.0 for a in bag)
 
 
 @pytest.mark.slow
