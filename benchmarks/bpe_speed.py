@@ -5,8 +5,8 @@ timed in one run on this machine. Prints figures; asserts nothing.
 """
 import time
 
-from model.bpe import train_bpe
-from model.data import load_text
+from experiments.bpe import train_bpe
+from experiments.data import load_text
 
 
 def timed(f, *a):
@@ -19,7 +19,7 @@ def main():
     text = load_text("tinyshakespeare")
     bpe, t_train = timed(train_bpe, text, 1024)
     ids, t_enc = timed(bpe.encode, text)
-    rows = [("ours (model/bpe.py)", t_train, t_enc, len(ids))]
+    rows = [("ours (experiments/bpe.py)", t_train, t_enc, len(ids))]
     try:
         import tokenizers as tk
         tok = tk.Tokenizer(tk.models.BPE())

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from model import GPT, ladder
-from model.train import SHAKESPEARE_FULL
+from experiments.train import SHAKESPEARE_FULL
 
 
 def matmul_gflops(device, n=2048, reps=10):

@@ -13,8 +13,8 @@ import torch
 from claims.marks import no_corpus
 from claims.pins import PORTABLE_WHY, describe, tolerance
 from claims.progress import tracker
-from model import runs
-from model.data import CorpusUnavailable, bpe_tokens
+from experiments import runs
+from experiments.data import CorpusUnavailable, bpe_tokens
 
 PINS = Path(__file__).resolve().parents[1] / "fixtures" / "pins"
 
@@ -184,7 +184,7 @@ class TinyLabRuns:
     def best_val_test(self, positions=True):
         """(excerpt, seed) arrays of the step chosen on validation and of test at that step,
         through the lab's protocol (test is read once per run)."""
-        from model.lab import best_val_test
+        from experiments.polish_lab import best_val_test
         val, test = self.ppl("val", positions), self.ppl("test", positions)
         steps, tests = np.zeros(val.shape[:2], int), np.zeros(val.shape[:2])
         for e, s in np.ndindex(*val.shape[:2]):
@@ -198,8 +198,8 @@ class TinyLabRuns:
 def tiny_lab():
     """Every lab run: excerpts x seeds, with and without positions, trained once (xdist-shared)."""
     from claims.scales import TINY_LAB, TINY_LAB_EXCERPTS, TINY_LAB_SEEDS
-    from model.lab import ngram_scores, train_runs, with_positions
-    from model.polish import excerpts
+    from experiments.polish_lab import ngram_scores, train_runs, with_positions
+    from experiments.polish import excerpts
     try:
         exs = excerpts(TINY_LAB_EXCERPTS)
     except CorpusUnavailable as e:

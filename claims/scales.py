@@ -9,9 +9,9 @@ import os
 from dataclasses import dataclass, field, replace
 
 from model import ladder, shakespeare_config, sqrt_dk_config
-from model.runs import RunSpec
-from model.lab import LabConfig
-from model.train import SHAKESPEARE_FULL, TrainConfig
+from experiments.runs import RunSpec
+from experiments.polish_lab import LabConfig
+from experiments.train import SHAKESPEARE_FULL, TrainConfig
 
 
 def seed_offset() -> int:

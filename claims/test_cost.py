@@ -151,7 +151,7 @@ def test_tiled_attention_never_holds_more_than_one_tile_of_scores(claim_record):
 
 # ---- measured scaling: CPU (slow) and CUDA (gpu) --------------------------------------------
 
-from model.cost import CORES, CostConfig, measure, slope, table  # noqa: E402
+from experiments.cost import CORES, CostConfig, measure, slope, table  # noqa: E402
 
 CPU_NS = (128, 256, 512, 1024, 2048, 4096)  # scores at 4096: 512 MiB; 8192 (2 GiB) in the benchmark
 CI_COST = CostConfig(repeats=3, warmup=1)
@@ -207,7 +207,7 @@ def exponent_ci(ns, ms, level=0.95) -> tuple[float, float, float]:
 def timings():
     """n -> (ms for the whole naive layer, ms for its projections): the fastest of three rounds
     over the sizes, so that a burst of load lands on one round, not on one size."""
-    from model.cost import Layer
+    from experiments.cost import Layer
     torch.manual_seed(0)
     layer = Layer(CI_COST)
     xs = {n: torch.randn(CI_COST.batch, n, CI_COST.d_model) for n in CPU_NS[-4:]}

@@ -148,8 +148,8 @@ def test_the_residual_mean_is_within_3_percent_of_no_context(ladder_ci, claim_re
 @pytest.mark.claim("AVG-03")
 def test_a_counted_token_bigram_lands_where_the_no_context_model_does(shakespeare_tokens, claim_record):
     """No training: an add-k token bigram on the same split, k chosen on the last tenth of train."""
-    from model.data import split
-    from model.ngram import NGram
+    from experiments.data import split
+    from experiments.ngram import NGram
     train, val = split(shakespeare_tokens)
     fit, tune = split(train)
     k = min((10.0 ** e for e in range(-4, 1)), key=lambda k: NGram(2, 1024, k).fit(fit).perplexity(tune))

@@ -197,8 +197,8 @@ def _record_table(claim_record, claim_id, runs, scheme):
 @pytest.mark.scale("ci")
 @pytest.mark.claim("POS-01")
 def test_without_positions_the_model_still_trains(pos_ci, shakespeare_tokens, claim_record, claim_figure):
-    from model.data import split
-    from model.ngram import NGram
+    from experiments.data import split
+    from experiments.ngram import NGram
     tr, va = split(shakespeare_tokens)
     unigram = NGram(1, 1024, k=1.0).fit(tr).perplexity(va)
     ppl = claim_record("POS-01", np.round(_at(pos_ci, "none", 64), 2).tolist(), expected="still trains",

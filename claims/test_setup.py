@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from model import shakespeare_config
-from model.data import split
-from model.train import SHAKESPEARE_FULL
+from experiments.data import split
+from experiments.train import SHAKESPEARE_FULL
 from claims.marks import no_corpus
 
 
@@ -50,8 +50,8 @@ from collections import Counter  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from model import data  # noqa: E402
-from model.bpe import BPE, _merge, pretokenize, train_bpe, word_counts  # noqa: E402
+from experiments import data  # noqa: E402
+from experiments.bpe import BPE, _merge, pretokenize, train_bpe, word_counts  # noqa: E402
 
 
 @pytest.fixture(scope="module")

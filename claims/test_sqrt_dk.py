@@ -215,7 +215,7 @@ def test_a_saturated_softmax_passes_almost_no_gradient(claim_record):
 # CI scale (claims/scales.py SQRT_CI): one head on d_model 64, window 64, batch 16, 1000 steps at
 # 3e-3, 3 seeds, head widths 32, 128, 256 and 1024. Full (SQRT_FULL): the document's 1500 steps
 # at batch 32 on d_model 128. Attention statistics come from a fixed held-out batch, every 100
-# steps (model.inspect.attention_summary).
+# steps (model.attention_maps.attention_summary).
 
 from claims.scales import SQRT_WIDTHS  # noqa: E402
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from model import GPT, causal_mask, tiny_lab_config
 from model.metrics import perplexity
-from model.polish import ALPHABET, POLISH_LETTERS
+from experiments.polish import ALPHABET, POLISH_LETTERS
 from claims.marks import no_corpus
 
 pytestmark = pytest.mark.fast
@@ -85,7 +85,7 @@ def test_a_model_that_knows_nothing_chooses_among_34(claim_record):
 
 # ---- counting passes (TINY-04, TINY-05, TINY-06) -------------------------------------------
 
-from model.tinylab import TinyLab, params_from_torch  # noqa: E402
+from experiments.numpy_gpt import TinyLab, params_from_torch  # noqa: E402
 
 
 def _lab():
@@ -141,7 +141,7 @@ def test_the_try_it_counter_after_300_steps_and_40_characters(claim_record):
 @pytest.mark.claim("TINY-08")
 @given(text=st.text(max_size=200))
 def test_any_text_normalises_into_the_34_symbols(text):
-    from model.polish import normalise
+    from experiments.polish import normalise
     out = normalise(text)
     assert set(out) <= set(ALPHABET)
     assert "  " not in out and " ." not in out and ".." not in out  # one separator, one stop
@@ -150,8 +150,8 @@ def test_any_text_normalises_into_the_34_symbols(text):
 
 @pytest.mark.claim("TINY-08")
 def test_pan_tadeusz_normalised_uses_exactly_the_labs_34_symbols(claim_record):
-    from model.data import CorpusUnavailable
-    from model.polish import normalise, poem
+    from experiments.data import CorpusUnavailable
+    from experiments.polish import normalise, poem
     assert normalise("Litwo! Ojczyzno moja! ty jesteś — «Vivat»; X, q…") == "litwo. ojczyzno moja. ty jesteś wiwat ks k."
     try:
         p = poem()

@@ -59,9 +59,9 @@ import numpy as np  # noqa: E402
 
 from claims.lab_report import RATE_P, draw_lab, record_every_start, record_rate  # noqa: E402
 from claims.scales import TINY_LAB  # noqa: E402
-from model.data import CorpusUnavailable  # noqa: E402
-from model.lab import batches  # noqa: E402
-from model.tinylab import TinyLab, params_from_torch  # noqa: E402
+from experiments.data import CorpusUnavailable  # noqa: E402
+from experiments.polish_lab import batches  # noqa: E402
+from experiments.numpy_gpt import TinyLab, params_from_torch  # noqa: E402
 
 
 def _pair(seed):
@@ -77,7 +77,7 @@ def _random_batches(seed, steps):
 
 def _lab_batches(seed, steps):
     """The lab's own batches on the main excerpt's training text."""
-    from model.polish import excerpts
+    from experiments.polish import excerpts
     try:
         ids = excerpts(1)[0].ids("train")
     except CorpusUnavailable as e:
@@ -143,9 +143,9 @@ def test_numpy_and_torch_give_the_same_losses_for_50_steps(claim_record):
 @pytest.mark.fast
 @pytest.mark.claim("TINY-10")
 def test_stacked_training_equals_single_runs():
-    """The curves train many labs at once (model.lab); each must follow its own path exactly."""
-    from model.lab import LabConfig, train_runs
-    from model.polish import Excerpt
+    """The curves train many labs at once (experiments.polish_lab); each must follow its own path exactly."""
+    from experiments.polish_lab import LabConfig, train_runs
+    from experiments.polish import Excerpt
     rng = np.random.default_rng(0)
     fake = [Excerpt(i, 0, "".join(rng.choice(list("abc ."), 6775))) for i in range(2)]
     cfg = LabConfig(steps=30, lr=TINY_LAB.lr, checkpoints=(30,), dtype="float64")
@@ -187,7 +187,7 @@ PINS_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "pins"
 @pytest.mark.fast
 @pytest.mark.claim("TINY-14", "TINY-18")
 def test_the_excerpt_is_split_5775_500_500_like_the_labs_text(claim_record, data_regression):
-    from model.polish import excerpts
+    from experiments.polish import excerpts
     try:
         exs = excerpts(5)
     except CorpusUnavailable as e:
@@ -205,14 +205,14 @@ def test_the_excerpt_is_split_5775_500_500_like_the_labs_text(claim_record, data
         if "File not found" in str(e):
             raise
         pytest.fail("pin fixtures/pins/pan_tadeusz_excerpts.yml is stale: the normalised excerpts changed "
-                    "(another edition of the poem, or a new mapping in model/polish.py); if intended, "
+                    "(another edition of the poem, or a new mapping in experiments/polish.py); if intended, "
                     "rerun with --force-regen and commit the new pin", pytrace=False)
 
 
 @pytest.mark.fast
 @pytest.mark.claim("TINY-15")
 def test_the_step_is_chosen_on_validation_and_test_is_read_once():
-    from model.lab import best_val_test
+    from experiments.polish_lab import best_val_test
     calls = []
     val = {100: 14.0, 1600: 10.5, 3200: 9.9, 6400: 10.2}
     step, test = best_val_test(val, lambda s: calls.append(s) or 11.0)

@@ -6,8 +6,9 @@ import pytest
 import torch
 from scipy import stats
 
-from model import GPT, runs
-from model.winograd import (ADJ_AT, ADJECTIVES, CROSSED, CROSSER, NOUNS, QUERY_AT, REF_AT, X_AT, Y_AT,
+from experiments import runs
+from model import GPT
+from experiments.winograd import (ADJ_AT, ADJECTIVES, CROSSED, CROSSER, NOUNS, QUERY_AT, REF_AT, X_AT, Y_AT,
                             Example, all_fixed_sentences, attention_rows, fixed_task, format_row,
                             leaky_task, model_config, train_task)
 from claims.marks import diverges

@@ -64,7 +64,7 @@ class MultiHeadAttention(nn.Module):
         self.positional = positional if positional is not None else NoPosition()
         self.attn_dropout = nn.Dropout(dropout)
         self.resid_dropout = nn.Dropout(dropout)
-        self.probe = None  # set by model.inspect.capture_attention
+        self.probe = None  # set by model.attention_maps.capture_attention
 
     def forward(self, x):
         B, T, _ = x.shape

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state, vmap
 
-from .gpt import GPT, tiny_lab_config
+from model.gpt import GPT, tiny_lab_config
 from .ngram import NGram
 from .polish import ALPHABET, Excerpt
 
@@ -136,7 +136,7 @@ def train_runs(cfg: LabConfig, runs: list[tuple[Excerpt, int]], log=None, keep_l
 
     Returns {"runs": [(excerpt, seed)], "checkpoints": [...], "train"/"val"/"test": (M, C) lists,
     and with ``keep_loss`` "loss": (M, steps) training losses}. ``progress(step)``: as in
-    ``model.train.train``.
+    ``experiments.train.train``.
     """
     base, params, buffers, dtype = _stacked(cfg, [s for _, s in runs], device)
     leaves = list(params.values())

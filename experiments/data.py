@@ -114,7 +114,7 @@ def split(tokens, train_fraction: float = 0.9):
     return tokens[:n], tokens[n:]
 
 
-BPE_VERSION = 1  # bump when model/bpe.py changes what it learns
+BPE_VERSION = 1  # bump when experiments/bpe.py changes what it learns
 
 
 def bpe_tokens(name: str = "tinyshakespeare", vocab_size: int = 1024):

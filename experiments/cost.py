@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from scipy import stats
 
-from .attention import attend, tiled_attention
+from model.attention import attend, tiled_attention
 
 CORES = ("naive", "tiled", "sdpa")
 

@@ -17,17 +17,18 @@ import torch
 from filelock import FileLock, Timeout
 
 from .data import CORPORA, bpe_tokens, cache_dir, split
-from .gpt import GPTConfig
+from model.gpt import GPTConfig
 from .train import TrainConfig, train
 
 
 @functools.cache
 def code_version() -> str:
-    """A hash of model/*.py: any change to the package invalidates cached runs. Computed once
-    per process, so the code that runs is the code that names its results."""
+    """A hash of model/*.py and experiments/*.py: any change to either invalidates cached runs.
+    Computed once per process, so the code that runs is the code that names its results."""
     h = hashlib.sha256()
-    for p in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(p.name.encode() + p.read_bytes())
+    root = Path(__file__).resolve().parents[1]
+    for p in sorted([*root.glob("model/*.py"), *root.glob("experiments/*.py")]):
+        h.update(str(p.relative_to(root)).encode() + p.read_bytes())
     return h.hexdigest()[:12]
 
 
@@ -112,7 +113,7 @@ def memo_many(jobs: list[tuple[str, object]]) -> list[dict]:
 
 def get(spec: RunSpec, log=print, progress=None) -> dict:
     """The run's record, trained now if no process has trained it before. ``progress(label,
-    steps)`` makes the step callback of a run that is trained (see ``model.train.train``)."""
+    steps)`` makes the step callback of a run that is trained (see ``experiments.train.train``)."""
     return memo(spec.key(), lambda: _train(spec, log, progress))
 
 

@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from .gpt import GPT, GPTConfig
-from .inspect import attention_summary
+from model.gpt import GPT, GPTConfig
+from model.attention_maps import attention_summary
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def perplexity(model, x, y, batch=64) -> float:
         total += torch.nn.functional.cross_entropy(logits.flatten(0, 1), y[i:i + batch].flatten(),
                                                    reduction="sum").item()
         count += y[i:i + batch].numel()
-    model.train()
+    experiments.train()
     return math.exp(total / count)
 
 

@@ -18,8 +18,8 @@ from itertools import permutations
 
 import torch
 
-from .gpt import GPT, GPTConfig
-from .inspect import capture_attention
+from model.gpt import GPT, GPTConfig
+from model.attention_maps import capture_attention
 
 TEMPLATE = "the {x} did not cross the {y} because it was too {adj} , so the {ref} waited ."
 CROSSER = ("tired", "scared", "slow", "weak")   # "it" crosses: ref = x
@@ -121,7 +121,7 @@ def score(model: GPT, task: Task, examples) -> dict:
     ref = torch.tensor([index[e.ref] for e in examples])
     other = torch.tensor([index[e.other] for e in examples])
     pred = logits.argmax(-1)
-    model.train()
+    experiments.train()
     return {
         "accuracy": (pred == ref).double().mean().item(),
         "wrong_noun": (pred == other).double().mean().item(),           # the other noun of the pair
@@ -158,7 +158,7 @@ def attention_rows(model: GPT, task: Task, example: Example) -> list[torch.Tenso
     idx = task.encode([example])[:, :QUERY_AT + 1]
     with capture_attention(model) as maps:
         model(idx)
-    model.train()
+    experiments.train()
     return [m.weights[0, :, QUERY_AT, :].mean(0) for m in maps]  # per block: (15,)
 
 
