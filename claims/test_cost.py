@@ -151,16 +151,10 @@ def test_tiled_attention_never_holds_more_than_one_tile_of_scores(claim_record):
 
 # ---- measured scaling: CPU (slow) and CUDA (gpu) --------------------------------------------
 
-from experiments.cost import CORES, CostConfig, measure, slope, table  # noqa: E402
+from experiments.cost import CostConfig, measure, slope, table  # noqa: E402
+from claims.scales import COST_CI  # noqa: E402
 
-CPU_NS = (128, 256, 512, 1024, 2048, 4096)  # scores at 4096: 512 MiB; 8192 (2 GiB) in the benchmark
-CI_COST = CostConfig(repeats=3, warmup=1)
-
-
-@pytest.fixture(scope="module")
-def cost_rows(device):
-    dev = torch.device("cpu")
-    return {kind: [measure(n, kind, CI_COST, dev) for n in CPU_NS] for kind in CORES}
+CPU_NS = COST_CI.ns
 
 
 def _last4(rows, key):
@@ -170,8 +164,8 @@ def _last4(rows, key):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("COST-04", "COST-05")
-def test_memory_grows_as_n_squared(cost_rows, claim_record, claim_figure):
-    naive = cost_rows["naive"]
+def test_memory_grows_as_n_squared(cost_ci, claim_record, claim_figure):
+    naive = cost_ci["naive"]
     m, m_se = _last4(naive, "peak_bytes")
     claim_record("COST-04", round(m, 3), expected=1.87, tolerance=f"[1.8, 2.05]; SE {m_se:.3f}",
                  label="memory exponent, last four sizes (CPU)")
@@ -179,7 +173,7 @@ def test_memory_grows_as_n_squared(cost_rows, claim_record, claim_figure):
     claim_record("COST-05", round(ratio, 3), expected=3.91, tolerance="[3.3, 4.1]",
                  label=f"peak memory ratio {CPU_NS[-2]} -> {CPU_NS[-1]} (CPU)")
     claim_record("COST-04", table(naive), label="our table (CPU, naive layer)")
-    claim_figure("COST-04", "cost_loglog", _draw_cost(cost_rows))
+    claim_figure("COST-04", "cost_loglog", _draw_cost(cost_ci))
     assert 1.8 <= m <= 2.05  # allocator bytes: the same on every run
     assert 3.3 <= ratio <= 4.1  # the memory ratio climbs towards 4
 
@@ -209,8 +203,8 @@ def timings():
     over the sizes, so that a burst of load lands on one round, not on one size."""
     from experiments.cost import Layer
     torch.manual_seed(0)
-    layer = Layer(CI_COST)
-    xs = {n: torch.randn(CI_COST.batch, n, CI_COST.d_model) for n in CPU_NS[-4:]}
+    layer = Layer(COST_CI.config)
+    xs = {n: torch.randn(COST_CI.config.batch, n, COST_CI.config.d_model) for n in CPU_NS[-4:]}
     out = {n: (math.inf, math.inf) for n in xs}
     with torch.no_grad():
         for _ in range(3):
@@ -256,8 +250,8 @@ def test_the_projections_grow_linearly(timings, claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("COST-09")
-def test_tiled_memory_grows_linearly_where_naive_grows_quadratically(cost_rows, claim_record):
-    slopes = {kind: round(_last4(rows, "peak_bytes")[0], 3) for kind, rows in cost_rows.items()}
+def test_tiled_memory_grows_linearly_where_naive_grows_quadratically(cost_ci, claim_record):
+    slopes = {kind: round(_last4(rows, "peak_bytes")[0], 3) for kind, rows in cost_ci.items()}
     claim_record("COST-09", slopes, tolerance="tiled <= 1.2 and naive >= 1.8",
                  label="peak-memory exponent per core, last four sizes (CPU)")
     assert slopes["tiled"] <= 1.2 and slopes["naive"] >= 1.8

@@ -54,8 +54,6 @@ def test_the_shakespeare_model_is_about_half_a_million_parameters(claim_record):
 
 # ---- training claims ----------------------------------------------------------------------
 
-def _gaps(a, b):
-    return [x - y for x, y in zip(a, b)]
 
 
 def draw_ladder(ladder, title):
@@ -63,7 +61,7 @@ def draw_ladder(ladder, title):
     from claims.scales import DOC_LADDER
 
     def draw(fig):
-        names = list(ladder.scale.rungs)
+        names = list(ladder.scale.arms)
         ax1, ax2 = fig.subplots(1, 2)
         fig.set_size_inches(12, 4.5)
         x = np.arange(len(names))
@@ -80,8 +78,8 @@ def draw_ladder(ladder, title):
         ax1.set_xticklabels(names, rotation=45, ha="right")
         ax1.legend(fontsize=8)
         for n in names:
-            rec = ladder.record(n, ladder.scale.seeds[0])
-            ax2.plot(rec["curve"]["step"], rec["curve"]["val_ppl"], marker="o", label=n)
+            curve = ladder.run(n, ladder.scale.seeds[0]).curve
+            ax2.plot(curve["step"], curve["val_ppl"], marker="o", label=n)
         ax2.set(xlabel="step", ylabel="val perplexity (seed %d)" % ladder.scale.seeds[0], yscale="log")
         ax2.legend(fontsize=7, ncol=2)
 
@@ -92,7 +90,7 @@ def draw_ladder(ladder, title):
 @pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-01")
 def test_learned_weights_beat_uniform_weights(ladder_ci, claim_record, claim_figure):
-    gap = claim_record("ABL-01", _gaps(ladder_ci.val("mean+residual"), ladder_ci.val("head-added")),
+    gap = claim_record("ABL-01", ladder_ci.val("mean+residual") - ladder_ci.val("head-added"),
                        expected=14, tolerance="> 0 on every seed", label="CI scale: uniform - learned")
     claim_figure("ABL-01", "ladder_ci", draw_ladder(ladder_ci, "the ablation ladder, CI scale"))
     assert all(g > 0 for g in gap)
@@ -102,7 +100,7 @@ def test_learned_weights_beat_uniform_weights(ladder_ci, claim_record, claim_fig
 @pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-02")
 def test_four_heads_beat_one(ladder_ci, claim_record):
-    gap = claim_record("ABL-02", _gaps(ladder_ci.val("head-added"), ladder_ci.val("4-heads")),
+    gap = claim_record("ABL-02", ladder_ci.val("head-added") - ladder_ci.val("4-heads"),
                        expected=3, tolerance="> 0 on every seed", label="CI scale: 1 head - 4 heads")
     assert all(g > 0 for g in gap)
 
@@ -111,7 +109,7 @@ def test_four_heads_beat_one(ladder_ci, claim_record):
 @pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-03")
 def test_a_head_added_beats_the_same_head_replacing(ladder_ci, claim_record):
-    gap = claim_record("ABL-03", _gaps(ladder_ci.val("head-replacing"), ladder_ci.val("head-added")),
+    gap = claim_record("ABL-03", ladder_ci.val("head-replacing") - ladder_ci.val("head-added"),
                        expected=9, tolerance="> 0 on every seed", label="CI scale: replacing - added")
     assert all(g > 0 for g in gap)
 
@@ -120,9 +118,9 @@ def test_a_head_added_beats_the_same_head_replacing(ladder_ci, claim_record):
 @pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-04")
 def test_the_residual_matters_far_more_for_the_mean_than_for_a_head(ladder_ci, claim_record):
-    mean_gain = _gaps(ladder_ci.val("mean"), ladder_ci.val("mean+residual"))
-    head_gain = _gaps(ladder_ci.val("head-replacing"), ladder_ci.val("head-added"))
-    ratio = claim_record("ABL-04", [m / h for m, h in zip(mean_gain, head_gain)], expected=188 / 9,
+    mean_gain = ladder_ci.val("mean") - ladder_ci.val("mean+residual")
+    head_gain = ladder_ci.val("head-replacing") - ladder_ci.val("head-added")
+    ratio = claim_record("ABL-04", mean_gain / head_gain, expected=188 / 9,
                          tolerance="> 5 on every seed", label="CI scale: residual's gain, mean / head")
     assert all(r > 5 for r in ratio)
 
@@ -131,7 +129,7 @@ def test_the_residual_matters_far_more_for_the_mean_than_for_a_head(ladder_ci, c
 @pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-05")
 def test_layernorm_helps_a_little(ladder_ci, claim_record):
-    gap = claim_record("ABL-05", _gaps(ladder_ci.val("+mlp"), ladder_ci.val("+layernorm")),
+    gap = claim_record("ABL-05", ladder_ci.val("+mlp") - ladder_ci.val("+layernorm"),
                        expected=1.8, tolerance="> 0 on every seed", label="CI scale: without - with LN")
     assert all(g > 0 for g in gap)
 
@@ -140,14 +138,14 @@ def test_layernorm_helps_a_little(ladder_ci, claim_record):
 def test_the_ci_ladder_matches_its_pin(ladder_ci, pin):
     """Per-seed perplexities of every rung, and the first logged training loss."""
     from claims.scales import LADDER_CI
-    values = {f"{r}/val": ladder_ci.val(r) for r in LADDER_CI.rungs}
-    values.update({f"{r}/train": ladder_ci.train(r) for r in LADDER_CI.rungs})
-    values.update({f"{r}/early": [ladder_ci.record(r, s)["curve"]["loss"][0] for s in LADDER_CI.seeds]
-                   for r in LADDER_CI.rungs})
+    values = {f"{r}/val": ladder_ci.val(r) for r in LADDER_CI.arms}
+    values.update({f"{r}/train": ladder_ci.train(r) for r in LADDER_CI.arms})
+    values.update({f"{r}/early": [ladder_ci.run(r, s).curve["loss"][0] for s in LADDER_CI.seeds]
+                   for r in LADDER_CI.arms})
     pin("ladder_ci", values, meaning="val and train perplexity per rung "
         "(rows: seeds 0, 1, 2) of the ablation ladder at CI scale; /early: mean training loss over "
         "its first 250 steps", config={"scale": LADDER_CI.name, "train": LADDER_CI.train,
-                                                       "rungs": list(LADDER_CI.rungs), "seeds": LADDER_CI.seeds})
+                                                       "arms": list(LADDER_CI.arms), "seeds": LADDER_CI.seeds})
 
 
 # Full scale. Derived ladder values (catalogue §2a) carry ±0.5 per rounded difference; the
@@ -156,7 +154,7 @@ def test_the_ci_ladder_matches_its_pin(ladder_ci, pin):
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-01")
 def test_learned_weights_beat_uniform_by_14_at_full_scale(ladder_full, claim_record, claim_figure):
-    (gap,) = claim_record("ABL-01", _gaps(ladder_full.val("mean+residual"), ladder_full.val("head-added")),
+    (gap,) = claim_record("ABL-01", ladder_full.val("mean+residual") - ladder_full.val("head-added"),
                           expected=14, tolerance="[7, 21]", label="full scale")
     claim_figure("ABL-01", "ladder_full", draw_ladder(ladder_full, "the ablation ladder, full scale"))
     assert 7 <= gap <= 21
@@ -165,7 +163,7 @@ def test_learned_weights_beat_uniform_by_14_at_full_scale(ladder_full, claim_rec
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-02")
 def test_four_heads_buy_3_points_at_full_scale(ladder_full, claim_record):
-    (gap,) = claim_record("ABL-02", _gaps(ladder_full.val("head-added"), ladder_full.val("4-heads")),
+    (gap,) = claim_record("ABL-02", ladder_full.val("head-added") - ladder_full.val("4-heads"),
                           expected=3, tolerance="[1, 6]", label="full scale")
     assert 1 <= gap <= 6
 
@@ -173,8 +171,8 @@ def test_four_heads_buy_3_points_at_full_scale(ladder_full, claim_record):
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-03", "ABL-04")
 def test_the_residual_is_worth_188_for_the_mean_and_9_for_a_head(ladder_full, claim_record):
-    (mean_gain,) = _gaps(ladder_full.val("mean"), ladder_full.val("mean+residual"))
-    (head_gain,) = _gaps(ladder_full.val("head-replacing"), ladder_full.val("head-added"))
+    (mean_gain,) = ladder_full.val("mean") - ladder_full.val("mean+residual")
+    (head_gain,) = ladder_full.val("head-replacing") - ladder_full.val("head-added")
     claim_record("ABL-04", mean_gain, expected=188, tolerance="[140, 240]", label="full scale: mean")
     claim_record("ABL-03", head_gain, expected=9, tolerance="[4, 14]", label="full scale: head")
     assert 140 <= mean_gain <= 240 and 4 <= head_gain <= 14
@@ -183,6 +181,6 @@ def test_the_residual_is_worth_188_for_the_mean_and_9_for_a_head(ladder_full, cl
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-05")
 def test_layernorm_buys_1_8_at_full_scale(ladder_full, claim_record):
-    (gap,) = claim_record("ABL-05", _gaps(ladder_full.val("+mlp"), ladder_full.val("+layernorm")),
+    (gap,) = claim_record("ABL-05", ladder_full.val("+mlp") - ladder_full.val("+layernorm"),
                           expected=1.8, tolerance="[0.5, 4]", label="full scale")
     assert 0.5 <= gap <= 4

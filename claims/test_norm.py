@@ -135,10 +135,10 @@ def draw_norm(scale_runs, title):
     def draw(fig):
         fig.set_size_inches(7, 4)
         ax = fig.add_subplot()
-        for arm, colour in zip(scale_runs.scale.rungs, ("tab:blue", "tab:cyan", "tab:red", "tab:orange",
+        for arm, colour in zip(scale_runs.scale.arms, ("tab:blue", "tab:cyan", "tab:red", "tab:orange",
                                                         "tab:pink")):
             for s in scale_runs.scale.seeds:
-                c = scale_runs.record(arm, s)["trace"]
+                c = scale_runs.run(arm, s).trace
                 ax.plot(c["step"][1:], c["loss"][1:], color=colour, marker="o", alpha=0.7,
                         label=arm if s == scale_runs.scale.seeds[0] else None)
         ax.set(xlabel="step", ylabel="training loss (mean since the last point)", title=title)
@@ -150,7 +150,7 @@ def draw_norm(scale_runs, title):
 @pytest.mark.scale("ci")
 @pytest.mark.claim("NORM-04")
 def test_the_four_norm_arms_land_where_the_text_orders_them(norm_ci, claim_record, claim_figure):
-    vals = {arm: norm_ci.val(arm) for arm in norm_ci.scale.rungs}
+    vals = {arm: norm_ci.val(arm) for arm in norm_ci.scale.arms}
     for arm in ARMS:
         claim_record("NORM-04", [round(v, 2) for v in vals[arm]], expected=DOC_NORM[arm],
                      tolerance="CI scale: orderings only", label=f"{arm} (CI, seeds 0-2)")
@@ -165,20 +165,20 @@ def test_the_four_norm_arms_land_where_the_text_orders_them(norm_ci, claim_recor
 
 @pytest.mark.slow
 def test_the_norm_runs_match_their_pin(norm_ci, pin):
-    vals = {f"{arm}": norm_ci.val(arm) for arm in norm_ci.scale.rungs}
-    vals.update({f"{arm}/early": [norm_ci.record(arm, s)["trace"]["loss"][1:4] for s in norm_ci.scale.seeds]
-                 for arm in norm_ci.scale.rungs})
+    vals = {f"{arm}": norm_ci.val(arm) for arm in norm_ci.scale.arms}
+    vals.update({f"{arm}/early": [norm_ci.run(arm, s).trace["loss"][1:4] for s in norm_ci.scale.seeds]
+                 for arm in norm_ci.scale.arms})
     pin("norm_ci", vals,
         meaning="per arm: val perplexity (rows: seeds 0-2); /early: the first three traced training "
                 "losses (steps 1-20, 21-40, 41-60)",
-        config={"scale": norm_ci.scale.name, "train": norm_ci.scale.train, "arms": list(norm_ci.scale.rungs)})
+        config={"scale": norm_ci.scale.name, "train": norm_ci.scale.train, "arms": list(norm_ci.scale.arms)})
 
 
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("NORM-05")
 def test_post_norm_without_warmup_is_several_times_worse(norm_ci, claim_record):
-    ratio = claim_record("NORM-05", [round(b / a, 2) for a, b in zip(norm_ci.val("pre"), norm_ci.val("post"))],
+    ratio = claim_record("NORM-05", (norm_ci.val("post") / norm_ci.val("pre")).round(2),
                          expected=8.15, tolerance="CI scale: > 3 on every seed ('several times')",
                          label="post / pre, per seed")
     assert all(r > 3 for r in ratio)
@@ -190,11 +190,11 @@ def test_post_norm_without_warmup_is_several_times_worse(norm_ci, claim_record):
 @diverges("at CI scale a 20 % warmup does not bring post-norm to pre-norm: the mean gap is far "
           "outside the 3 % that 'exactly' allows (values in the report; the 50 % arm beside it)")
 def test_post_norm_with_warmup_matches_pre_norm(norm_ci, claim_record):
-    pre, post_wu = np.array(norm_ci.val("pre")), np.array(norm_ci.val("post+warmup"))
+    pre, post_wu = norm_ci.val("pre"), norm_ci.val("post+warmup")
     gap = (post_wu - pre) / pre
-    claim_record("NORM-06", [round(g, 3) for g in gap], expected="0.0016 (37.88 vs 37.82)",
+    claim_record("NORM-06", gap.round(3), expected="0.0016 (37.88 vs 37.82)",
                  tolerance=f"|mean gap| < {MARGIN} (catalogue)", label="(post+warmup - pre) / pre, per seed, warmup 20 %")
-    claim_record("NORM-06", [round((b - a) / a, 3) for a, b in zip(pre, norm_ci.val("post+warmup50"))],
+    claim_record("NORM-06", ((norm_ci.val("post+warmup50") - pre) / pre).round(3),
                  tolerance="reported", label="(post+warmup - pre) / pre, per seed, warmup 50 %")
     assert abs(gap.mean()) < MARGIN
 
@@ -205,7 +205,7 @@ def test_post_norm_with_warmup_matches_pre_norm(norm_ci, claim_record):
 def test_warmup_barely_matters_for_pre_norm(norm_eq_ci, claim_record):
     """An equivalence test (TOST): the 90 % interval of the mean paired effect of warmup on
     pre-norm lies inside the catalogue's +-3 % margin (the document's effect: -0.5 %)."""
-    pre, pre_wu = np.array(norm_eq_ci.val("pre")), np.array(norm_eq_ci.val("pre+warmup"))
+    pre, pre_wu = norm_eq_ci.val("pre"), norm_eq_ci.val("pre+warmup")
     effect = (pre_wu - pre) / pre
     half = stats.t.ppf(0.95, len(effect) - 1) * effect.std(ddof=1) / np.sqrt(len(effect))
     lo, hi = effect.mean() - half, effect.mean() + half
@@ -225,13 +225,13 @@ def test_warmup_barely_matters_for_pre_norm(norm_eq_ci, claim_record):
 def test_warmup_is_the_patch_that_rescues_post_norm(norm_ci, claim_record):
     pre, pre_wu = norm_ci.val("pre"), norm_ci.val("pre+warmup")
     post = norm_ci.val("post")
-    d_pre = [(b - a) / a for a, b in zip(pre, pre_wu)]
-    d_post = claim_record("NORM-07", [round((b - a) / a, 3) for a, b in zip(post, norm_ci.val("post+warmup"))],
+    d_pre = (pre_wu - pre) / pre
+    d_post = claim_record("NORM-07", ((norm_ci.val("post+warmup") - post) / post).round(3),
                           expected=-0.877, tolerance="|effect| > 10x pre-norm's, every seed",
                           label="post-norm: (warmup - none) / none, per seed, warmup 20 %")
-    claim_record("NORM-07", [round((b - a) / a, 3) for a, b in zip(post, norm_ci.val("post+warmup50"))],
+    claim_record("NORM-07", ((norm_ci.val("post+warmup50") - post) / post).round(3),
                  tolerance="reported", label="post-norm: (warmup - none) / none, per seed, warmup 50 %")
-    assert all(abs(b) > 10 * abs(a) for a, b in zip(d_pre, d_post))
+    assert np.all(np.abs(d_post) > 10 * np.abs(d_pre))
 
 
 @pytest.mark.gpu
@@ -242,7 +242,7 @@ def test_the_norm_table_at_full_scale(norm_full, claim_record, claim_figure):
     for arm in ARMS:
         claim_record("NORM-04", [round(v, 2) for v in vals[arm]], expected=DOC_NORM[arm],
                      tolerance="healthy arms 37.8 ± 8 %; post > 100", label=f"{arm} (full, seeds 0-2)")
-    ratio = [b / a for a, b in zip(vals["pre"], vals["post"])]
+    ratio = vals["post"] / vals["pre"]
     claim_record("NORM-05", [round(r, 2) for r in ratio], expected=8.15, tolerance=">= 3 on every seed",
                  label="post / pre (full)")
     # 8 %: the seed spread of a 3000-step ladder rung is 1-2 %, plus a different init and corpus split

@@ -165,13 +165,8 @@ from claims.scales import POS_LENGTHS, POS_SCHEMES  # noqa: E402
 DOC_ALIBI = (44.95, 42.49)  # ALiBi at 64 and at the longest window (IT L159)
 
 
-def _at(runs, scheme, L):
-    """Per-seed validation perplexity of one scheme scored in windows of L tokens."""
-    return np.array([runs.record(scheme, s)["val_ppl_at_length"][str(L)] for s in runs.scale.seeds])
-
-
 def _table(runs):
-    return {p: np.stack([_at(runs, p, L) for L in POS_LENGTHS], 1) for p in POS_SCHEMES}  # (seeds, lengths)
+    return {p: np.stack([runs.at_length(p, L) for L in POS_LENGTHS], 1) for p in POS_SCHEMES}  # (seeds, lengths)
 
 
 def draw_positions(runs, title):
@@ -201,9 +196,9 @@ def test_without_positions_the_model_still_trains(pos_ci, shakespeare_tokens, cl
     from experiments.ngram import NGram
     tr, va = split(shakespeare_tokens)
     unigram = NGram(1, 1024, k=1.0).fit(tr).perplexity(va)
-    ppl = claim_record("POS-01", np.round(_at(pos_ci, "none", 64), 2).tolist(), expected="still trains",
+    ppl = claim_record("POS-01", np.round(pos_ci.at_length("none", 64), 2).tolist(), expected="still trains",
                        tolerance=f"< the unigram's {unigram:.1f}, every seed", label="no positions, val at 64")
-    losses = [pos_ci.record("none", s)["curve"]["loss"][-1] for s in pos_ci.scale.seeds]
+    losses = [pos_ci.run("none", s).curve["loss"][-1] for s in pos_ci.scale.seeds]
     claim_figure("POS-01", "positions_ci_by_window", draw_positions(pos_ci, "positions, CI scale"))
     assert all(p < unigram for p in ppl)
     assert all(loss < 0.8 * np.log(1024) for loss in losses)  # well below the uniform start

@@ -224,12 +224,12 @@ DOC_WORTH = {32: "≈ 0 (no-division slightly ahead)", 256: 18, 1024: 17}
 
 def _worth(runs, d):
     """Per-seed val perplexity lost by dropping the division at head width d."""
-    return [b - a for a, b in zip(runs.val(f"div-{d}"), runs.val(f"nodiv-{d}"))]
+    return runs.val(f"nodiv-{d}") - runs.val(f"div-{d}")
 
 
 def _attention(runs, rung, key, when):
     """Per-seed attention statistic at initialisation (when=0) or at the end (when=-1)."""
-    return [runs.record(rung, s)["trace"]["attention"][when][key] for s in runs.scale.seeds]
+    return [runs.run(rung, s).trace["attention"][when][key] for s in runs.scale.seeds]
 
 
 def draw_sqrt(runs, title):
@@ -238,7 +238,7 @@ def draw_sqrt(runs, title):
         axes = fig.subplots(1, 3)
         for scale, style in (("div", "-"), ("nodiv", "--")):
             for d, colour in zip(SQRT_WIDTHS, ("tab:blue", "tab:green", "tab:orange", "tab:red")):
-                tr = runs.record(f"{scale}-{d}", runs.scale.seeds[0])["trace"]
+                tr = runs.run(f"{scale}-{d}", runs.scale.seeds[0]).trace
                 for ax, key in zip(axes, ("score_std", "entropy", "saturated")):
                     ax.plot(tr["step"], [a[key] for a in tr["attention"]], style, color=colour,
                             label=f"{scale} d_k={d}")
@@ -264,9 +264,9 @@ def test_the_division_is_worth_less_at_32_than_at_256(sqrt_ci, claim_record, cla
 
 @pytest.mark.slow
 def test_the_sqrt_dk_runs_match_their_pin(sqrt_ci, pin):
-    vals = {rung: sqrt_ci.val(rung) for rung in sqrt_ci.scale.rungs}
-    vals.update({f"{rung}/early": [sqrt_ci.record(rung, s)["trace"]["loss"][1:4] for s in sqrt_ci.scale.seeds]
-                 for rung in sqrt_ci.scale.rungs})
+    vals = {rung: sqrt_ci.val(rung) for rung in sqrt_ci.scale.arms}
+    vals.update({f"{rung}/early": [sqrt_ci.run(rung, s).trace["loss"][1:4] for s in sqrt_ci.scale.seeds]
+                 for rung in sqrt_ci.scale.arms})
     pin("sqrt_dk_ci", vals,
         meaning="per (division, head width): val perplexity (rows: seeds 0-2); /early: the first three "
                 "traced training losses (steps 1-100, 101-200, 201-300)",
@@ -311,7 +311,7 @@ def test_the_undivided_head_sharpens_and_saturates(sqrt_ci, claim_record):
     claim_record("SQRT-11", {rung: {when: {k: round(float(np.mean(_attention(sqrt_ci, rung, k, i))), 3)
                                            for k in ("score_std", "entropy", "saturated")}
                                     for when, i in (("init", 0), ("end", -1))}
-                             for rung in sqrt_ci.scale.rungs},
+                             for rung in sqrt_ci.scale.arms},
                  tolerance="reported", label="score std, mean entropy (nats), rows > 0.99: init and end, seed mean")
     assert all(b > a for a, b in zip(std0, std1))
     assert all(e < d for e, d in zip(ent, div_ent)) and all(s > 0.5 for s in sat)
@@ -337,7 +337,7 @@ def test_the_undivided_head_runs_away_and_collapses_completely(sqrt_ci):
 def test_the_collapse_is_stable(sqrt_ci, claim_record):
     kept = []
     for s in sqrt_ci.scale.seeds:
-        sat = [a["saturated"] for a in sqrt_ci.record("nodiv-1024", s)["trace"]["attention"]]
+        sat = [a["saturated"] for a in sqrt_ci.run("nodiv-1024", s).trace["attention"]]
         kept.append(sat[-1] / max(sat))
     kept = claim_record("SQRT-12", [round(k, 3) for k in kept], expected="nothing brings it back",
                         tolerance=">= 0.9 of its peak at the end, every seed",

@@ -67,7 +67,7 @@ from experiments.numpy_gpt import TinyLab, params_from_torch  # noqa: E402
 def _pair(seed):
     torch.manual_seed(seed)
     m = GPT(tiny_lab_config()).double()  # N(0, 0.02) weights, as the lab's
-    return TinyLab(params_from_torch(m), lr=TINY_LAB.lr), m, torch.optim.Adam(m.parameters(), lr=TINY_LAB.lr)
+    return TinyLab(params_from_torch(m), lr=TINY_LAB.config.lr), m, torch.optim.Adam(m.parameters(), lr=TINY_LAB.config.lr)
 
 
 def _random_batches(seed, steps):
@@ -148,7 +148,7 @@ def test_stacked_training_equals_single_runs():
     from experiments.polish import Excerpt
     rng = np.random.default_rng(0)
     fake = [Excerpt(i, 0, "".join(rng.choice(list("abc ."), 6775))) for i in range(2)]
-    cfg = LabConfig(steps=30, lr=TINY_LAB.lr, checkpoints=(30,), dtype="float64")
+    cfg = LabConfig(steps=30, lr=TINY_LAB.config.lr, checkpoints=(30,), dtype="float64")
     rec = train_runs(cfg, [(fake[0], 1), (fake[1], 2)], keep_loss=True)
     for (ex, seed), losses in zip([(fake[0], 1), (fake[1], 2)], rec["loss"]):
         lab, _, _ = _pair(seed)
@@ -246,7 +246,7 @@ def test_the_lab_runs_match_their_pin(tiny_lab, pin):
     pin("tiny_lab", vals,
         meaning="perplexity of the tiny GPT on Pan Tadeusz, (excerpt, seed 1-5, checkpoint 200..6400), "
                 "with positions (pe) and without (nope); /early: at the first checkpoint, step 100",
-        config={"lab": TINY_LAB, "seeds": tiny_lab.seeds, "excerpts": [e.offset for e in tiny_lab.excerpts]})
+        config={"lab": TINY_LAB.config, "seeds": tiny_lab.seeds, "excerpts": [e.offset for e in tiny_lab.excerpts]})
 
 
 @pytest.mark.slow

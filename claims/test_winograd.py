@@ -6,14 +6,12 @@ import pytest
 import torch
 from scipy import stats
 
-from experiments import runs
 from model import GPT
 from experiments.winograd import (ADJ_AT, ADJECTIVES, CROSSED, CROSSER, NOUNS, QUERY_AT, REF_AT, X_AT, Y_AT,
-                            Example, all_fixed_sentences, attention_rows, fixed_task, format_row,
-                            leaky_task, model_config, train_task)
+                            Example, all_fixed_sentences, fixed_task, format_row,
+                            leaky_task, model_config)
 from claims.marks import diverges
-from claims.progress import tracker
-from claims.scales import seeds
+from claims.scales import WINOGRAD
 
 # ---- the generator: exact ------------------------------------------------------------------
 
@@ -99,39 +97,8 @@ def test_in_block_1_only_the_adjectives_own_key_can_differ(claim_record):
 
 # ---- training at the chapter's scale (slow) --------------------------------------------------
 
-SEEDS = seeds(0, 1, 2, 3, 4)
-# Explicit step budgets; accuracy is reported against steps (every 250) as well.
-STEPS = {("leaky", "bag"): 1500, ("leaky", "1-block"): 1000, ("leaky", "2-blocks"): 1000,
-         ("fixed", "bag"): 1500, ("fixed", "1-block"): 1500, ("fixed", "2-blocks"): 1500}
-TASKS = {"leaky": leaky_task, "fixed": fixed_task}
-PAIR = [Example("animal", "street", a) for a in ADJECTIVES]  # the chapter's sentence, all 8 adjectives
-
-
-def _job(task_name, kind, seed):
-    def compute():
-        task = TASKS[task_name]()
-        torch.set_num_threads(max(1, torch.get_num_threads()))
-        model, curve = train_task(task, kind, steps=STEPS[task_name, kind], seed=seed,
-                                  progress=tracker(f"winograd/{task_name}/{kind}/seed{seed}", STEPS[task_name, kind]))
-        rec = {"curve": curve, "final": curve[-1]}
-        if kind == "2-blocks" and task_name == "fixed":  # the maps: the chapter's sentence, 8 adjectives
-            rec["rows"] = {e.adj: [r.tolist() for r in attention_rows(model, task, e)] for e in PAIR}
-        return rec
-    key = runs.memo_key("winograd", {"task": task_name, "kind": kind, "seed": seed,
-                                     "steps": STEPS[task_name, kind]})
-    return key, compute
-
-
-@pytest.fixture(scope="session")
-def wino():
-    """(task, model, seed) -> record, trained once across tests and xdist workers."""
-    combos = [(t, k, s) for s in SEEDS for (t, k) in STEPS]
-    recs = runs.memo_many([_job(*c) for c in combos])
-    return dict(zip(combos, recs))
-
-
-def _acc(wino, task, kind, key="accuracy"):
-    return [wino[task, kind, s]["final"][key] for s in SEEDS]
+SEEDS = WINOGRAD.seeds
+STEPS = WINOGRAD.steps
 
 
 @pytest.mark.slow
@@ -139,8 +106,8 @@ def _acc(wino, task, kind, key="accuracy"):
 @pytest.mark.claim("WINO-02")
 @diverges("the bag of words is near-perfect on the leaky task, not perfect: held-out accuracy "
           "below 100 % on most seeds (per-seed accuracies in the report)")
-def test_on_the_leaky_task_the_bag_of_words_is_perfect(wino, claim_record):
-    bag = claim_record("WINO-02", _acc(wino, "leaky", "bag"), expected=1.0, tolerance="100 % on every seed",
+def test_on_the_leaky_task_the_bag_of_words_is_perfect(winograd, claim_record):
+    bag = claim_record("WINO-02", winograd.final("leaky", "bag"), expected=1.0, tolerance="100 % on every seed",
                        label="bag of words, held out, per seed")
     assert all(a == 1.0 for a in bag)
 
@@ -150,19 +117,19 @@ def test_on_the_leaky_task_the_bag_of_words_is_perfect(wino, claim_record):
 @pytest.mark.claim("WINO-02")
 @diverges("one block also solves the leaky task, so 'the bag of words "
                    "beats the transformer' does not reproduce (per-seed accuracies in the report)")
-def test_on_the_leaky_task_the_bag_of_words_beats_one_block(wino, claim_record):
-    bag, blk = _acc(wino, "leaky", "bag"), _acc(wino, "leaky", "1-block")
+def test_on_the_leaky_task_the_bag_of_words_beats_one_block(winograd, claim_record):
+    bag, blk = winograd.final("leaky", "bag"), winograd.final("leaky", "1-block")
     claim_record("WINO-02", blk, expected=0.917, tolerance="bag > block on every seed",
                  label="one block, held out, per seed")
-    assert all(b > k for b, k in zip(bag, blk))
+    assert np.all(bag > blk)
 
 
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-07")
-def test_the_bag_of_words_cannot_order_the_pair(wino, claim_record):
-    pair = _acc(wino, "fixed", "bag", "pair_accuracy")
-    wrong = _acc(wino, "fixed", "bag", "wrong_noun")
+def test_the_bag_of_words_cannot_order_the_pair(winograd, claim_record):
+    pair = winograd.final("fixed", "bag", "pair_accuracy")
+    wrong = winograd.final("fixed", "bag", "wrong_noun")
     claim_record("WINO-07", pair, expected=0.5, tolerance="<= 0.5 + 2 SE per seed (n=320)",
                  label="bag: correct noun of the pair, per seed")
     claim_record("WINO-07", wrong, expected=0.5, tolerance="binomial test vs 1/2 not rejected (p > 0.01)",
@@ -178,8 +145,8 @@ def test_the_bag_of_words_cannot_order_the_pair(wino, claim_record):
 @pytest.mark.claim("WINO-07")
 @diverges("the bag's accuracy over the whole vocabulary is not 27.9 %: "
                    "it puts its answer on one of the two nouns (per-seed accuracies in the report)")
-def test_the_bag_of_words_scores_27_9_percent(wino, claim_record):
-    acc = claim_record("WINO-07", _acc(wino, "fixed", "bag"), expected=0.279, tolerance="±10 points",
+def test_the_bag_of_words_scores_27_9_percent(winograd, claim_record):
+    acc = claim_record("WINO-07", winograd.final("fixed", "bag"), expected=0.279, tolerance="±10 points",
                        label="bag: accuracy over the vocabulary, per seed")
     assert all(abs(a - 0.279) <= 0.10 for a in acc)
 
@@ -187,22 +154,22 @@ def test_the_bag_of_words_scores_27_9_percent(wino, claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-11")
-def test_two_blocks_solve_the_fixed_task_and_beat_one(wino, claim_record, claim_figure):
-    one, two = _acc(wino, "fixed", "1-block"), _acc(wino, "fixed", "2-blocks")
+def test_two_blocks_solve_the_fixed_task_and_beat_one(winograd, claim_record, claim_figure):
+    one, two = winograd.final("fixed", "1-block"), winograd.final("fixed", "2-blocks")
     claim_record("WINO-11", one, expected=0.927, tolerance=">= 0.75 every seed", label="one block, per seed")
     claim_record("WINO-11", two, expected=1.0, tolerance=">= 0.98 every seed", label="two blocks, per seed")
-    claim_figure("WINO-11", "winograd_accuracy_vs_steps", _draw_curves(wino))
-    assert all(a >= 0.98 for a in two) and all(b >= a for a, b in zip(one, two)) and all(a >= 0.75 for a in one)
+    claim_figure("WINO-11", "winograd_accuracy_vs_steps", _draw_curves(winograd))
+    assert all(a >= 0.98 for a in two) and np.all(two >= one) and all(a >= 0.75 for a in one)
 
 
-def _draw_curves(wino):
+def _draw_curves(winograd):
     def draw(fig):
         axes = fig.subplots(1, 2, sharey=True)
         fig.set_size_inches(11, 4)
         for ax, task in zip(axes, ("leaky", "fixed")):
             for kind, colour in (("bag", "tab:gray"), ("1-block", "tab:blue"), ("2-blocks", "tab:red")):
                 for s in SEEDS:
-                    c = wino[task, kind, s]["curve"]
+                    c = winograd.record(task, kind, s)["curve"]
                     ax.plot([p["step"] for p in c], [p["accuracy"] for p in c], color=colour, alpha=0.6,
                             label=kind if s == SEEDS[0] else None)
             ax.axhline(0.5, color="k", lw=0.5, ls=":")
@@ -211,16 +178,16 @@ def _draw_curves(wino):
     return draw
 
 
-def _rows(wino, adj, block):
-    return np.array([wino["fixed", "2-blocks", s]["rows"][adj][block] for s in SEEDS])  # (seeds, 15)
+def _rows(winograd, adj, block):
+    return np.array([winograd.record("fixed", "2-blocks", s)["rows"][adj][block] for s in SEEDS])  # (seeds, 15)
 
 
-def _printed(wino, block, claim_id, claim_record):
+def _printed(winograd, block, claim_id, claim_record):
     """The chapter's print, token:weight, for "tired" and "wet" on every seed."""
     for i, s in enumerate(SEEDS):
         for adj in ("tired", "wet"):
             words = Example("animal", "street", adj).words()[:QUERY_AT + 1]
-            claim_record(claim_id, format_row(words, torch.tensor(_rows(wino, adj, block)[i])),
+            claim_record(claim_id, format_row(words, torch.tensor(_rows(winograd, adj, block)[i])),
                          label=f"seed {s}, {adj}, block {block + 1}")
 
 
@@ -229,12 +196,12 @@ def _printed(wino, block, claim_id, claim_record):
 @pytest.mark.claim("WINO-09")
 @diverges("in our trained models block 1 does not concentrate on the "
                    "first noun at the scored position (per-seed rows in the report)")
-def test_block_1_carries_the_first_noun_forward(wino, claim_record, claim_figure):
-    on_x = _rows(wino, "tired", 0)[:, X_AT]
+def test_block_1_carries_the_first_noun_forward(winograd, claim_record, claim_figure):
+    on_x = _rows(winograd, "tired", 0)[:, X_AT]
     claim_record("WINO-09", on_x.round(2).tolist(), expected=0.70, tolerance="> 0.4 on every seed",
                  label="block 1, weight on the first noun (tired), per seed")
-    _printed(wino, 0, "WINO-09", claim_record)
-    claim_figure("WINO-09", "winograd_maps", _draw_maps(wino))
+    _printed(winograd, 0, "WINO-09", claim_record)
+    claim_figure("WINO-09", "winograd_maps", _draw_maps(winograd))
     assert (on_x > 0.4).all()
 
 
@@ -243,22 +210,22 @@ def test_block_1_carries_the_first_noun_forward(wino, claim_record, claim_figure
 @pytest.mark.claim("WINO-09")
 @diverges("block 1's row differs between 'tired' and 'wet': the query is "
                    "the same, but the adjective's own key moves its weight (rows in the report)")
-def test_block_1_rows_are_identical_for_the_pair_to_two_decimals(wino):
+def test_block_1_rows_are_identical_for_the_pair_to_two_decimals(winograd):
     for adj_a, adj_b in zip(CROSSER, CROSSED):
-        assert np.array_equal(_rows(wino, adj_a, 0).round(2), _rows(wino, adj_b, 0).round(2))
+        assert np.array_equal(_rows(winograd, adj_a, 0).round(2), _rows(winograd, adj_b, 0).round(2))
 
 
-def _block2(wino):
-    return ({adj: _rows(wino, adj, 1)[:, ADJ_AT] for adj in ADJECTIVES},
-            {adj: _rows(wino, adj, 1)[:, Y_AT] for adj in ADJECTIVES})
+def _block2(winograd):
+    return ({adj: _rows(winograd, adj, 1)[:, ADJ_AT] for adj in ADJECTIVES},
+            {adj: _rows(winograd, adj, 1)[:, Y_AT] for adj in ADJECTIVES})
 
 
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-10")
-def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(wino, claim_record):
-    on_adj, on_y = _block2(wino)
-    _printed(wino, 1, "WINO-10", claim_record)
+def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, claim_record):
+    on_adj, on_y = _block2(winograd)
+    _printed(winograd, 1, "WINO-10", claim_record)
     rule = [all(on_y[a][i] > on_adj[a][i] for a in CROSSED)
             and np.mean([on_y[a][i] for a in CROSSED]) > np.mean([on_y[a][i] for a in CROSSER])
             for i in range(len(SEEDS))]
@@ -273,21 +240,21 @@ def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(wino, claim_reco
 @diverges("for crosser adjectives block 2 does not put most of its weight "
                    "on the adjective on every seed (counts and rows in the report), although two blocks "
                    "reach 100 %")
-def test_block_2_reads_the_adjective_for_a_crosser_adjective(wino, claim_record):
-    on_adj, _ = _block2(wino)
+def test_block_2_reads_the_adjective_for_a_crosser_adjective(winograd, claim_record):
+    on_adj, _ = _block2(winograd)
     rule = [all(on_adj[a][i] > 0.5 for a in CROSSER) for i in range(len(SEEDS))]
     claim_record("WINO-10", sum(rule), expected=len(SEEDS), tolerance="every seed: weight > 0.5",
                  label="seeds where crosser adjectives hold block 2's weight")
     assert all(rule)
 
 
-def _draw_maps(wino):
+def _draw_maps(winograd):
     def draw(fig):
         words = Example("animal", "street", "ADJ").words()[:QUERY_AT + 1]
         axes = fig.subplots(2, 1)
         fig.set_size_inches(10, 6)
         for block, ax in enumerate(axes):
-            m = np.array([_rows(wino, adj, block)[0] for adj in ADJECTIVES])  # seed 0
+            m = np.array([_rows(winograd, adj, block)[0] for adj in ADJECTIVES])  # seed 0
             ax.imshow(m, cmap="viridis", vmin=0, vmax=1, aspect="auto")
             ax.set(yticks=range(8), xticks=range(15), title=f"block {block + 1}, row at 'the' (14), seed {SEEDS[0]}")
             ax.set_yticklabels(ADJECTIVES)
@@ -297,14 +264,14 @@ def _draw_maps(wino):
 
 
 @pytest.mark.slow
-def test_the_winograd_runs_match_their_pin(wino, pin):
+def test_the_winograd_runs_match_their_pin(winograd, pin):
     """Held-out accuracies and attention weights per seed: any change to the task, the models or
     the trainer moves them."""
-    values = {f"{t}/{k}/{m}": _acc(wino, t, k, m) for (t, k) in STEPS
+    values = {f"{t}/{k}/{m}": winograd.final(t, k, m) for (t, k) in STEPS
               for m in ("accuracy", "pair_accuracy", "wrong_noun")}
     for adj in ("tired", "wet"):
         for block in (0, 1):
-            values[f"rows/{adj}/block{block + 1}"] = _rows(wino, adj, block)
+            values[f"rows/{adj}/block{block + 1}"] = _rows(winograd, adj, block)
     pin("winograd", values, meaning="held-out accuracy per (task, model), rows: seeds 0-4; "
         "head-averaged attention rows at position 14 of the 2-block model, the chapter's sentence",
         config={"steps": {f"{t}/{k}": v for (t, k), v in STEPS.items()}, "seeds": SEEDS, "d_model": 64,

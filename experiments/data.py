@@ -9,6 +9,7 @@ with one line that says what is wrong and how to fix it. Tests turn it into a sk
 """
 import hashlib
 import os
+import io
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -114,7 +115,18 @@ def split(tokens, train_fraction: float = 0.9):
     return tokens[:n], tokens[n:]
 
 
-BPE_VERSION = 1  # bump when experiments/bpe.py changes what it learns
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside ``path`` and rename it over: a reader (another xdist
+    worker, or the next session after a kill) sees the old file or the whole new one."""
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def _bpe_code() -> str:
+    """The tokenizer's source: a change to what it learns invalidates the cached merges."""
+    import hashlib
+    return hashlib.sha256((Path(__file__).parent / "bpe.py").read_bytes()).hexdigest()[:12]
 
 
 def bpe_tokens(name: str = "tinyshakespeare", vocab_size: int = 1024):
@@ -129,7 +141,7 @@ def bpe_tokens(name: str = "tinyshakespeare", vocab_size: int = 1024):
     from .bpe import BPE, train_bpe
 
     path = corpus_path(name)
-    key = f"{CORPORA[name].sha256[:16]}-v{vocab_size}-bpe{BPE_VERSION}"
+    key = f"{CORPORA[name].sha256[:16]}-v{vocab_size}-bpe{_bpe_code()}"
     d = cache_dir() / "bpe"
     d.mkdir(parents=True, exist_ok=True)
     merges, toks = d / f"{key}.json", d / f"{key}.npy"
@@ -139,6 +151,8 @@ def bpe_tokens(name: str = "tinyshakespeare", vocab_size: int = 1024):
         text = path.read_text(encoding="utf-8")
         bpe = train_bpe(text, vocab_size)
         ids = np.asarray(bpe.encode(text), dtype=np.int64)
-        np.save(toks, ids)
-        merges.write_text(bpe.to_json())
+        buf = io.BytesIO()
+        np.save(buf, ids)
+        write_atomic(toks, buf.getvalue())
+        write_atomic(merges, bpe.to_json().encode())
         return ids, bpe

@@ -8,10 +8,8 @@ Perplexity is scored on the same characters for every model, network or counter:
 character from the third on (so a 3-gram has its two characters of context), predicted from
 up to 16 characters before it, all inside the same split.
 
-Many independent runs (excerpts x seeds) train at once: the weights of M models are stacked
-and ``torch.func.vmap`` runs them side by side. Adam works element by element and the models
-share no weights, so each model follows exactly the path it would follow alone; only
-the per-step overhead is shared (``test_stacked_training_equals_single_runs``).
+Many independent runs (excerpts x seeds) train at once, as one ``model.stack.Stack`` through
+the one training loop (``experiments.train.fit``): each model reads its own excerpt.
 """
 import math
 from dataclasses import dataclass, replace
@@ -19,11 +17,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch.func import functional_call, stack_module_state, vmap
 
-from model.gpt import GPT, tiny_lab_config
+from model.gpt import tiny_lab_config
+from model.stack import Stack
 from .ngram import NGram
 from .polish import ALPHABET, Excerpt
+from .train import fit
 
 CHECKPOINTS = (100, 200, 400, 800, 1600, 3200, 6400)  # the lab's slider points
 FIRST_TARGET = 2  # score characters 2.. so that every model has its context
@@ -97,23 +96,8 @@ def best_val_test(val_by_step: dict, test_at) -> tuple[int, float]:
 
 # ---- many runs at once -------------------------------------------------------------------------
 
-def _stacked(cfg: LabConfig, seeds, device="cpu"):
-    dtype = getattr(torch, cfg.dtype)
-    models = []
-    for s in seeds:
-        torch.manual_seed(s)
-        models.append(GPT(cfg.model()).to(dtype))  # initialised on the CPU: the same weights anywhere
-    params, buffers = stack_module_state([m.to(device) for m in models])
-    base = GPT(cfg.model()).to("meta")
-    return base, params, buffers, dtype
-
-
-def _logits(base, params, buffers, x):
-    return vmap(lambda p, b, xi: functional_call(base, (p, b), (xi,)))(params, buffers, x)
-
-
 @torch.no_grad()
-def _perplexities(base, params, buffers, ids: torch.Tensor, chunk: int = 256) -> list[float]:
+def _perplexities(stack: Stack, ids: torch.Tensor, chunk: int = 256) -> list[float]:
     """ids (M, n): each model's own text -> each model's perplexity (protocol above)."""
     win, w_idx, pos, targets = eval_windows(np.arange(ids.shape[1]))  # index arrays, shared
     nll = torch.zeros(ids.shape[0], dtype=torch.float64, device=ids.device)
@@ -122,7 +106,7 @@ def _perplexities(base, params, buffers, ids: torch.Tensor, chunk: int = 256) ->
         sl = slice(lo, lo + chunk)
         wins = np.unique(w_idx[sl])
         x = ids[:, on(win[wins])]  # (M, w, T)
-        logp = F.log_softmax(_logits(base, params, buffers, x).double(), -1)  # (M, w, T, V)
+        logp = F.log_softmax(stack.logits(x).double(), -1)  # (M, w, T, V)
         row = on(np.searchsorted(wins, w_idx[sl]))
         tgt = ids[:, on(targets[sl])]  # (M, t)
         picked = logp[:, row, on(pos[sl])]  # (M, t, V)
@@ -136,13 +120,10 @@ def train_runs(cfg: LabConfig, runs: list[tuple[Excerpt, int]], log=None, keep_l
 
     Returns {"runs": [(excerpt, seed)], "checkpoints": [...], "train"/"val"/"test": (M, C) lists,
     and with ``keep_loss`` "loss": (M, steps) training losses}. ``progress(step)``: as in
-    ``experiments.train.train``.
+    ``experiments.train.fit``.
     """
-    base, params, buffers, dtype = _stacked(cfg, [s for _, s in runs], device)
-    leaves = list(params.values())
-    for p in leaves:
-        p.requires_grad_(True)
-    opt = torch.optim.Adam(leaves, lr=cfg.lr)
+    stack = Stack(cfg.model(), [s for _, s in runs], device=device, dtype=getattr(torch, cfg.dtype))
+    opt = torch.optim.Adam(stack.parameters(), lr=cfg.lr)
     parts = {p: torch.from_numpy(np.stack([ex.ids(p) for ex, _ in runs])).to(device)
              for p in ("train", "val", "test")}
     tr = parts["train"]
@@ -151,24 +132,24 @@ def train_runs(cfg: LabConfig, runs: list[tuple[Excerpt, int]], log=None, keep_l
                                         for _, s in runs], axis=1)).to(device)  # (steps, M, batch)
     offs = torch.arange(T + 1, device=device)
     rows = torch.arange(len(runs), device=device)[:, None, None]
-    loss_fn = vmap(lambda p, b, x, y: functional_call(base, (p, b), (x, y))[1])
+
+    def windows(step):
+        w = tr[rows, starts[step - 1][..., None] + offs]  # (M, batch, T+1): each model's own text
+        return w[..., :-1], w[..., 1:]
+
     curves = {k: [] for k in parts}
     losses = []  # kept only when asked: 6,400 steps x M models is a lot of JSON
-    for step in range(1, cfg.steps + 1):
-        w = tr[rows, starts[step - 1][..., None] + offs]  # (M, batch, T+1)
-        loss = loss_fn(params, buffers, w[..., :-1], w[..., 1:])  # (M,)
-        opt.zero_grad(set_to_none=True)
-        loss.sum().backward()  # models share nothing: each gets its own gradient
-        opt.step()
-        if progress:
-            progress(step)
+
+    def record(step, loss):
         if keep_loss:
-            losses.append(loss.detach().double().tolist())
+            losses.append(loss.double().tolist())
         if step in cfg.checkpoints:
             for k, ids in parts.items():
-                curves[k].append(_perplexities(base, params, buffers, ids))
+                curves[k].append(_perplexities(stack, ids))
             if log:
                 log(f"tiny lab step {step}: val {np.round(curves['val'][-1], 2).tolist()}")
+
+    fit(stack, opt, windows, cfg.steps, hooks=(record,), progress=progress)
     return {"runs": [[ex.index, s] for ex, s in runs], "checkpoints": list(cfg.checkpoints),
             **{k: np.array(v).T.tolist() for k, v in curves.items()},
             **({"loss": np.array(losses).T.tolist()} if keep_loss else {})}

@@ -1,22 +1,25 @@
-"""The run cache: each (config, seed, data, code) is trained once, whoever asks for it.
+"""The run cache: each (config, seeds, data, code) is trained once, whoever asks for it.
 
-Several claims read the same training run, and pytest-xdist workers ask for runs at the same
-time. A run is stored as JSON under ``cache_dir()/runs/<key>.json``, keyed by the model and
-training configs, the corpus and its slice, the seed, the device type, torch's version and a
-hash of this package's source. A file lock per key makes one process train it while the
-others wait; ``ensure`` lets several processes share out a list of runs.
+Several claims read the same training runs, and pytest-xdist workers ask for them at the same
+time. The unit is an arm: one config trained on several seeds side by side (``model.stack``).
+Its records, one per seed, are stored as JSON under ``cache_dir()/runs/<key>.json``, keyed by
+the model and training configs, the corpus and its slice, the seeds, the device type, torch's
+version and a hash of the code. The seeds are part of the key because they are trained
+together: seed 0 of a three-seed stack and of a twenty-seed stack may round differently, so
+they are two runs. A file lock per key makes one process train it while the others wait;
+``ensure`` lets several processes share out a list of arms.
 """
 import functools
 import hashlib
+import inspect
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 from filelock import FileLock, Timeout
 
-from .data import CORPORA, bpe_tokens, cache_dir, split
+from .data import CORPORA, bpe_tokens, cache_dir, split, write_atomic
 from model.gpt import GPTConfig
 from .train import TrainConfig, train
 
@@ -34,11 +37,11 @@ def code_version() -> str:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """Everything that determines a training run's result."""
+    """Everything that determines an arm's result: one config, trained on each of ``seeds``."""
 
     model: GPTConfig
     train: TrainConfig
-    seed: int = 0
+    seeds: tuple[int, ...] = (0,)
     corpus: str = "tinyshakespeare"
     vocab_size: int = 1024
     train_slice: float = 1.0  # the leading fraction of the training split to train on
@@ -63,16 +66,23 @@ def _train(spec: RunSpec, log, progress=None) -> dict:
     tokens, _ = bpe_tokens(spec.corpus, spec.vocab_size)
     tr, va = split(tokens)
     tr = tr[: int(spec.train_slice * len(tr))]
-    rec = train(spec.model, spec.train, tr, va, seed=spec.seed, device=spec.device, log=log,
-                progress=progress(spec.label or spec.key(), spec.train.steps) if progress else None)
-    rec.update(label=spec.label, key=spec.key(), train_slice=spec.train_slice,
-               torch=torch.__version__, code=code_version())
-    return rec
+    recs = train(spec.model, spec.train, tr, va, seeds=spec.seeds, device=spec.device, log=log,
+                 progress=progress(spec.label or spec.key(), spec.train.steps) if progress else None)
+    for rec in recs:
+        rec.update(label=spec.label, key=spec.key(), train_slice=spec.train_slice,
+                   torch=torch.__version__, code=code_version())
+    return {"runs": recs}
 
 
-def memo_key(kind: str, params: dict) -> str:
-    """A cache key for any deterministic computation of this package: what, with what, by which code."""
-    blob = json.dumps({"kind": kind, "params": params, "torch": torch.__version__, "code": code_version()},
+def memo_key(kind: str, params: dict, source=None) -> str:
+    """A cache key for any deterministic computation: what, with what, by which code. The code
+    is model/ and experiments/, plus the module that defines ``source`` (a function or module)
+    when the computation lives elsewhere, e.g. in a test file."""
+    code = code_version()
+    if source is not None:
+        module = inspect.getmodule(source)
+        code += hashlib.sha256(inspect.getsource(module).encode()).hexdigest()[:12]
+    blob = json.dumps({"kind": kind, "params": params, "torch": torch.__version__, "code": code},
                       sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
@@ -80,9 +90,7 @@ def memo_key(kind: str, params: dict) -> str:
 def _store(path: Path, compute) -> dict:
     """Compute and write atomically (the caller holds the lock)."""
     rec = compute()
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(rec))
-    tmp.replace(path)
+    write_atomic(path, json.dumps(rec).encode())
     return rec
 
 

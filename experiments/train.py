@@ -1,16 +1,22 @@
-"""Training: AdamW with an optional linear warmup, perplexity on the held-out split.
+"""The training loop, and the Shakespeare trainer built on it.
 
-Device-agnostic (pass a device), deterministic on CPU for a given seed, quiet unless asked
-to log. A run returns a plain dict (its record) that the run cache stores as JSON.
+``fit`` is the one loop: every experiment (the Shakespeare families, the Winograd task, the
+Polish lab) trains a ``model.stack.Stack`` through it, and differs only in its batches, its
+optimizer and its hooks (what is evaluated, and when). ``train`` is the Shakespeare families'
+trainer: AdamW with an optional linear warmup, perplexity on the held-out split.
+
+Device-agnostic (pass a device), deterministic on CPU for given seeds, quiet unless asked to
+log. ``train`` returns one plain dict per seed (its record) that the run cache stores as JSON.
 """
-import math
 import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
-from model.gpt import GPT, GPTConfig
+from model.gpt import GPTConfig
+from model.stack import Stack
 from model.attention_maps import attention_summary
 
 
@@ -42,6 +48,31 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.lr * min(1.0, (step + 1) / cfg.warmup) if cfg.warmup else cfg.lr
 
 
+def fit(stack: Stack, opt, batch, steps: int, *, lr=None, hooks=(), progress=None) -> float:
+    """Train the stack for ``steps`` steps; return the wall time in seconds.
+
+    ``batch(step)`` -> (x, y), each (M, B, T): model m's own batch at this step (steps count
+    from 1). ``lr(step)``, if given, sets the rate before the step. ``hook(step, losses)`` runs
+    after it, with the (M,) training losses; ``progress(step)`` is a sign of life.
+    """
+    stack.train()
+    start = time.perf_counter()
+    for step in range(1, steps + 1):
+        if lr is not None:
+            for group in opt.param_groups:
+                group["lr"] = lr(step)
+        x, y = batch(step)
+        loss = stack.loss(x, y)  # (M,)
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()  # the models share nothing: each gets its own gradient
+        opt.step()
+        if progress:
+            progress(step)
+        for hook in hooks:
+            hook(step, loss.detach())
+    return time.perf_counter() - start
+
+
 def windows(tokens: torch.Tensor, block: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The first n non-overlapping (input, target) windows (n=0: all): a fixed evaluation set."""
     n = min(n or len(tokens), (len(tokens) - 1) // block)
@@ -51,81 +82,92 @@ def windows(tokens: torch.Tensor, block: int, n: int) -> tuple[torch.Tensor, tor
 
 
 @torch.no_grad()
-def perplexity(model, x, y, batch=64) -> float:
-    model.eval()
-    total, count = 0.0, 0
+def perplexities(stack: Stack, x, y, batch=64) -> list[float]:
+    """Each model's perplexity on the same windows x, y (n, T)."""
+    stack.eval()
+    total = torch.zeros(len(stack), dtype=torch.float64, device=x.device)
     for i in range(0, len(x), batch):
-        logits = model(x[i:i + batch])
-        total += torch.nn.functional.cross_entropy(logits.flatten(0, 1), y[i:i + batch].flatten(),
-                                                   reduction="sum").item()
-        count += y[i:i + batch].numel()
-    experiments.train()
-    return math.exp(total / count)
+        logits = stack.logits(x[i:i + batch])  # (M, b, T, V)
+        yy = y[i:i + batch].expand(len(stack), *y[i:i + batch].shape)  # (M, b, T)
+        total += F.cross_entropy(logits.flatten(1, 2).transpose(1, 2), yy.flatten(1),
+                                 reduction="none").double().sum(1)
+    stack.train()
+    return torch.exp(total / y.numel()).tolist()
 
 
-def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, seed: int = 0,
-          device="cpu", log=print, progress=None) -> dict:
-    """Train from scratch; return the run's record: curves and final perplexities.
+def token_batches(tokens: torch.Tensor, seeds, batch_size: int, T: int, device):
+    """``batch(step)`` for ``fit``: random windows of ``tokens``, a generator per seed, so a
+    seed's batches are the same alone or stacked, on any device."""
+    gens = [torch.Generator().manual_seed(s) for s in seeds]
+    offs = torch.arange(T + 1)
 
-    ``progress(step)``, if given, is called after every step (a sign of life; it decides how
-    often to say so)."""
+    def batch(step):
+        ix = torch.stack([torch.randint(len(tokens) - T - 1, (batch_size,), generator=g) for g in gens])  # (M, B)
+        w = tokens[ix[..., None] + offs].to(device)  # (M, B, T+1)
+        return w[..., :-1], w[..., 1:]
+    return batch
+
+
+def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, seeds=(0,),
+          device="cpu", log=print, progress=None) -> list[dict]:
+    """Train one model per seed from scratch, side by side; return each run's record: curves
+    and final perplexities. ``progress(step)``: as in ``fit``."""
     device = torch.device(device)
-    torch.manual_seed(seed)
-    model = GPT(model_cfg).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
+    stack = Stack(model_cfg, seeds, device=device)
+    opt = torch.optim.AdamW(stack.parameters(), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
     tr = torch.as_tensor(np.asarray(train_tokens), dtype=torch.long)
     va = torch.as_tensor(np.asarray(val_tokens), dtype=torch.long)
-    T = model_cfg.block_size
+    T, M = model_cfg.block_size, len(stack)
     val = windows(va, T, cfg.eval_windows)
     evals = {"val": val, "train": windows(tr, T, len(val[0]))}  # train ppl on as many windows
     evals = {k: (x.to(device), y.to(device)) for k, (x, y) in evals.items()}
-    g = torch.Generator().manual_seed(seed)  # the batches: the same for a seed on any device
     checkpoints = sorted({s for s in range(cfg.eval_every, cfg.steps, cfg.eval_every or cfg.steps)} | {cfg.steps})
-    curve = {"step": [], "train_ppl": [], "val_ppl": [], "loss": []}
+    curves = [{"step": [], "train_ppl": [], "val_ppl": [], "loss": []} for _ in range(M)]
     probe_x = evals["val"][0][:16]  # a fixed held-out batch for the attention statistics
-    trace = {"step": [0], "loss": [None]} if cfg.trace_every else None
-    if trace is not None and cfg.attention_stats:
-        trace["attention"] = [attention_summary(model, probe_x)]  # at initialisation, step 0
-    traced = 0.0
-    start, running = time.perf_counter(), 0.0
-    for step in range(cfg.steps):
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, cfg)
-        ix = torch.randint(len(tr) - T - 1, (cfg.batch_size,), generator=g)
-        w = tr[ix[:, None] + torch.arange(T + 1)].to(device)  # (B, T+1)
-        _, loss = model(w[:, :-1], w[:, 1:])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        if progress:
-            progress(step + 1)
-        running += loss.item()
-        traced += loss.item()
-        done = step + 1
-        if trace is not None and done % cfg.trace_every == 0:
-            trace["step"].append(done)
-            trace["loss"].append(traced / cfg.trace_every)
-            traced = 0.0
-            if cfg.attention_stats:
-                trace["attention"].append(attention_summary(model, probe_x))
-        if cfg.log_every and done % cfg.log_every == 0:
-            tps = done * cfg.batch_size * T / (time.perf_counter() - start)
-            log(f"step {done:>6d}  loss {loss.item():.4f}  {tps:,.0f} tok/s")
-        if done in checkpoints:
-            curve["step"].append(done)
-            curve["loss"].append(running / (done - (curve["step"][-2] if len(curve["step"]) > 1 else 0)))
-            running = 0.0
-            curve["train_ppl"].append(perplexity(model, *evals["train"]))
-            curve["val_ppl"].append(perplexity(model, *evals["val"]))
-    wall = time.perf_counter() - start
-    at_length = {str(L): (curve["val_ppl"][-1] if L == T and not cfg.eval_windows  # already scored
-                          else perplexity(model, *(t.to(device) for t in windows(va, L, 0))))
+    traces = [{"step": [0], "loss": [None]} if cfg.trace_every else None for _ in range(M)]
+
+    def attention(m):
+        return attention_summary(stack.model(m), probe_x)
+
+    if cfg.trace_every and cfg.attention_stats:
+        for m in range(M):
+            traces[m]["attention"] = [attention(m)]  # at initialisation, step 0
+    sums = {"running": torch.zeros(M, dtype=torch.float64), "traced": torch.zeros(M, dtype=torch.float64)}
+
+    def record(step, loss):
+        loss = loss.double().cpu()
+        for k in sums:
+            sums[k] += loss
+        if cfg.trace_every and step % cfg.trace_every == 0:
+            for m in range(M):
+                traces[m]["step"].append(step)
+                traces[m]["loss"].append(sums["traced"][m].item() / cfg.trace_every)
+                if cfg.attention_stats:
+                    traces[m]["attention"].append(attention(m))
+            sums["traced"].zero_()
+        if cfg.log_every and step % cfg.log_every == 0:
+            log(f"step {step:>6d}  loss {np.round(loss.tolist(), 4).tolist()}")
+        if step in checkpoints:
+            since = step - (curves[0]["step"][-1] if curves[0]["step"] else 0)
+            ppl = {k: perplexities(stack, *evals[k]) for k in ("train", "val")}
+            for m, c in enumerate(curves):
+                c["step"].append(step)
+                c["loss"].append(sums["running"][m].item() / since)
+                c["train_ppl"].append(ppl["train"][m])
+                c["val_ppl"].append(ppl["val"][m])
+            sums["running"].zero_()
+
+    wall = fit(stack, opt, token_batches(tr, seeds, cfg.batch_size, T, device), cfg.steps,
+               lr=(lambda step: lr_at(step - 1, cfg)) if cfg.warmup else None, hooks=(record,),
+               progress=progress)
+    at_length = {L: ([c["val_ppl"][-1] for c in curves] if L == T and not cfg.eval_windows  # already scored
+                     else perplexities(stack, *(t.to(device) for t in windows(va, L, 0))))
                  for L in cfg.eval_lengths}
-    return {
-        "val_ppl_at_length": at_length, "trace": trace,
-        "val_ppl": curve["val_ppl"][-1], "train_ppl": curve["train_ppl"][-1], "curve": curve,
-        "seed": seed, "device": str(device), "wall_s": round(wall, 2),
-        "tokens_per_s": round(cfg.steps * cfg.batch_size * T / wall),
-        "model": asdict(model_cfg), "train": asdict(cfg),
-        "params": sum(p.numel() for p in model.parameters()),
-    }
+    params = sum(p.numel() for p in stack.model(0).parameters())
+    return [{
+        "val_ppl_at_length": {str(L): v[m] for L, v in at_length.items()}, "trace": traces[m],
+        "val_ppl": curves[m]["val_ppl"][-1], "train_ppl": curves[m]["train_ppl"][-1], "curve": curves[m],
+        "seed": seed, "device": str(device), "wall_s": round(wall, 2), "stacked": M,
+        "tokens_per_s": round(M * cfg.steps * cfg.batch_size * T / wall),
+        "model": asdict(model_cfg), "train": asdict(cfg), "params": params,
+    } for m, seed in enumerate(stack.seeds)]

@@ -19,7 +19,10 @@ from itertools import permutations
 import torch
 
 from model.gpt import GPT, GPTConfig
+from model.stack import Stack
 from model.attention_maps import capture_attention
+
+from .train import fit
 
 TEMPLATE = "the {x} did not cross the {y} because it was too {adj} , so the {ref} waited ."
 CROSSER = ("tired", "scared", "slow", "weak")   # "it" crosses: ref = x
@@ -121,7 +124,7 @@ def score(model: GPT, task: Task, examples) -> dict:
     ref = torch.tensor([index[e.ref] for e in examples])
     other = torch.tensor([index[e.other] for e in examples])
     pred = logits.argmax(-1)
-    experiments.train()
+    model.train()
     return {
         "accuracy": (pred == ref).double().mean().item(),
         "wrong_noun": (pred == other).double().mean().item(),           # the other noun of the pair
@@ -129,26 +132,28 @@ def score(model: GPT, task: Task, examples) -> dict:
     }
 
 
-def train_task(task: Task, kind: str, *, steps: int, seed: int, lr: float = 3e-3, batch: int = 64,
-               eval_every: int = 250, d_model: int = 64, progress=None) -> tuple[GPT, list[dict]]:
-    """Next-token prediction on whole training sentences; held-out scores along the way."""
-    torch.manual_seed(seed)
-    model = GPT(model_config(task, kind, d_model))
-    opt = torch.optim.AdamW(model.parameters(), lr=lr)
-    data = task.encode(task.train)
-    g = torch.Generator().manual_seed(seed)
-    curve = []
-    for step in range(1, steps + 1):
-        w = data[torch.randint(len(data), (batch,), generator=g)]
-        _, loss = model(w[:, :-1], w[:, 1:])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        if progress:
-            progress(step)
+def train_task(task: Task, kind: str, *, steps: int, seeds, lr: float = 3e-3, batch: int = 64,
+               eval_every: int = 250, d_model: int = 64, progress=None) -> tuple[Stack, list[list[dict]]]:
+    """Next-token prediction on whole training sentences, one model per seed side by side;
+    each model's held-out scores every ``eval_every`` steps and at the end."""
+    stack = Stack(model_config(task, kind, d_model), seeds)
+    opt = torch.optim.AdamW(stack.parameters(), lr=lr)
+    data = task.encode(task.train)  # (N, 18)
+    gens = [torch.Generator().manual_seed(s) for s in stack.seeds]
+
+    def sentences(step):
+        w = torch.stack([data[torch.randint(len(data), (batch,), generator=g)] for g in gens])  # (M, B, 18)
+        return w[..., :-1], w[..., 1:]
+
+    curves = [[] for _ in stack.seeds]
+
+    def evaluate(step, _):
         if step % eval_every == 0 or step == steps:
-            curve.append({"step": step, **score(model, task, task.held_out)})
-    return model, curve
+            for m, curve in enumerate(curves):
+                curve.append({"step": step, **score(stack.model(m), task, task.held_out)})
+
+    fit(stack, opt, sentences, steps, hooks=(evaluate,), progress=progress)
+    return stack, curves
 
 
 @torch.no_grad()
@@ -158,7 +163,7 @@ def attention_rows(model: GPT, task: Task, example: Example) -> list[torch.Tenso
     idx = task.encode([example])[:, :QUERY_AT + 1]
     with capture_attention(model) as maps:
         model(idx)
-    experiments.train()
+    model.train()
     return [m.weights[0, :, QUERY_AT, :].mean(0) for m in maps]  # per block: (15,)
 
 

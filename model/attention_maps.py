@@ -43,7 +43,7 @@ def attention_summary(model, idx) -> dict:
     model.eval()
     with capture_attention(model) as maps:
         model(idx)
-    experiments.train(was_training)
+    model.train(was_training)
     s, w = maps[0].scores, maps[0].weights
     return {"score_std": s.std().item(), "entropy": entropy(w).mean().item(),
             "saturated": (w.max(-1).values > 0.99).double().mean().item()}

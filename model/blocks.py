@@ -6,15 +6,18 @@
 import torch.nn as nn
 
 NORMS = ("none", "pre", "post")
+GELUS = {"exact": "none", "tanh": "tanh"}  # our name -> nn.GELU's ``approximate``; GPT-2 used tanh
 
 
 class MLP(nn.Module):
     """Per-position feed-forward: widen by ``ratio``, GELU, come back. Never mixes positions."""
 
-    def __init__(self, d_model, ratio=4, bias=True, dropout=0.0):
+    def __init__(self, d_model, ratio=4, bias=True, dropout=0.0, gelu="exact"):
         super().__init__()
+        if gelu not in GELUS:
+            raise ValueError(f"gelu must be one of {tuple(GELUS)}, got {gelu!r}")
         self.fc = nn.Linear(d_model, ratio * d_model, bias=bias)
-        self.act = nn.GELU()
+        self.act = nn.GELU(approximate=GELUS[gelu])
         self.proj = nn.Linear(ratio * d_model, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
 

@@ -1,0 +1,70 @@
+"""Seeds trained side by side (model/stack.py) follow the paths they follow alone.
+
+Every family's CI runs are stacks, so every family's configuration is checked here: in
+float64, a stack of three seeds and three single runs, through the one training loop, end
+within 1e-12 of each other, weights and logits. (In float32 they round differently, which is
+why the run cache keys a run by the seeds it was stacked with.)
+"""
+from dataclasses import replace
+
+import pytest
+import torch
+
+from claims.scales import LADDER_CI, NORM_CI, POS_CI, SQRT_CI
+from experiments.train import fit, token_batches
+from experiments.winograd import fixed_task, model_config
+from model import GPT, tiny_lab_config
+from model.stack import Stack
+
+SEEDS = (0, 1, 2)
+
+
+def _small(cfg):
+    """The family's configuration at a size the fast tier can train in a blink."""
+    return replace(cfg, vocab_size=40, d_model=16, block_size=8, n_layer=min(cfg.n_layer, 2),
+                   n_positions=None if cfg.n_positions is None else 16,
+                   d_head=None if cfg.d_head is None else min(cfg.d_head, 32))
+
+
+CONFIGS = {
+    **{f"ladder/{k}": _small(c) for k, c in LADDER_CI.arms.items()},
+    **{f"sqrt/{k}": _small(SQRT_CI.arms[k]) for k in ("div-32", "nodiv-1024")},
+    **{f"norm/{k}": _small(NORM_CI.arms[k]) for k in ("pre", "post")},
+    **{f"positions/{k}": _small(c) for k, c in POS_CI.arms.items()},
+    "winograd/2-blocks": model_config(fixed_task(), "2-blocks", d_model=16),
+    "winograd/bag": model_config(fixed_task(), "bag", d_model=16),
+    "polish-lab": tiny_lab_config(),
+}
+
+
+def _train(cfg, seeds, tokens, steps=4):
+    stack = Stack(cfg, seeds, dtype=torch.float64)
+    opt = torch.optim.AdamW(stack.parameters(), lr=1e-2, weight_decay=0.1)
+    fit(stack, opt, token_batches(tokens, seeds, 4, cfg.block_size, "cpu"), steps, lr=lambda s: 1e-2 * s / steps)
+    return stack
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("name", CONFIGS)
+def test_a_stack_of_seeds_follows_each_single_run(name):
+    cfg = CONFIGS[name]
+    tokens = torch.randint(cfg.vocab_size, (500,), generator=torch.Generator().manual_seed(0))
+    stacked = _train(cfg, SEEDS, tokens)
+    x = tokens[:2 * cfg.block_size].view(2, cfg.block_size)  # (2, T)
+    together = stacked.eval().logits(x)  # (M, 2, T, V)
+    for m, seed in enumerate(SEEDS):
+        alone = _train(cfg, (seed,), tokens)
+        for k, p in alone.params.items():
+            torch.testing.assert_close(stacked.params[k][m], p, rtol=0, atol=1e-12, msg=f"{name}: {k}, seed {seed}")
+        torch.testing.assert_close(together[m], alone.eval().logits(x)[0], rtol=0, atol=1e-12)
+        torch.testing.assert_close(stacked.model(m).double()(x), together[m], rtol=0, atol=1e-12)
+
+
+@pytest.mark.fast
+def test_stacked_seeds_start_from_their_own_single_initialisation():
+    cfg = CONFIGS["ladder/+layernorm"]
+    stacked = Stack(cfg, SEEDS)
+    for m, seed in enumerate(SEEDS):
+        torch.manual_seed(seed)
+        for k, p in GPT(cfg).named_parameters():
+            assert torch.equal(stacked.params[k][m], p), k
