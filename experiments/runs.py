@@ -119,12 +119,13 @@ def memo_many(jobs: list[tuple[str, object]]) -> list[dict]:
     return [memo(key, compute) for key, compute in jobs]
 
 
-def get(spec: RunSpec, log=print, progress=None) -> dict:
-    """The run's record, trained now if no process has trained it before. ``progress(label,
-    steps)`` makes the step callback of a run that is trained (see ``experiments.train.train``)."""
-    return memo(spec.key(), lambda: _train(spec, log, progress))
+def get(spec: RunSpec, log=print, progress=None) -> list[dict]:
+    """The arm's records, one per seed, trained now if no process has trained them before.
+    ``progress(label, steps)`` makes the step callback of an arm that is trained."""
+    return memo(spec.key(), lambda: _train(spec, log, progress))["runs"]
 
 
-def ensure(specs: list[RunSpec], log=print, progress=None) -> list[dict]:
-    """All the runs, trained once among every process that asks (pytest-xdist workers)."""
-    return memo_many([(s.key(), lambda s=s: _train(s, log, progress)) for s in specs])
+def ensure(specs: list[RunSpec], log=print, progress=None) -> list[list[dict]]:
+    """Every arm's records, one list per spec, trained once among every process that asks
+    (pytest-xdist workers)."""
+    return [r["runs"] for r in memo_many([(s.key(), lambda s=s: _train(s, log, progress)) for s in specs])]
