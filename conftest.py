@@ -50,9 +50,6 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError("CLAIMS_DEVICE=cuda, but torch sees no CUDA device; "
                                 "unset it or install a CUDA build of torch")
     need_slow = pytest.mark.skip(reason="slow tier: needs --runslow")
-    no_cuda = pytest.mark.skip(reason="gpu tier: no CUDA device (CLAIMS_DEVICE=cpu forces the full "
-                                      "configuration onto the CPU)")
-    cuda = None
     for item in items:
         tiers = [t for t in TIERS if item.get_closest_marker(t)]
         if len(tiers) != 1:
@@ -60,18 +57,22 @@ def pytest_collection_modifyitems(config, items):
                                     f"(fast, slow or gpu); it has {', '.join(tiers) or 'none'}")
         if tiers[0] in ("slow", "gpu") and not runslow:
             item.add_marker(need_slow)
-        elif tiers[0] == "gpu" and forced != "cpu":
-            cuda = _cuda_available() if cuda is None else cuda
-            if not cuda:
-                item.add_marker(no_cuda)
 
 
 @pytest.fixture(scope="session")
 def device():
-    """Where training claims run: CUDA when there is one, unless CLAIMS_DEVICE says otherwise."""
+    """Where the gpu tier trains: CUDA, or the CPU when CLAIMS_DEVICE=cpu says so. Without
+    either, a test that must train at full scale skips; full-scale claims then judge the
+    committed evidence instead (claims/evidence.py), and never ask for a device."""
     import torch
     forced = os.environ.get("CLAIMS_DEVICE")
-    return torch.device(forced or ("cuda" if torch.cuda.is_available() else "cpu"))
+    if not forced and not torch.cuda.is_available():
+        pytest.skip("gpu tier: no CUDA device (CLAIMS_DEVICE=cpu forces the full configuration onto the CPU)")
+    if (forced or "cuda") == "cpu":
+        return torch.device("cpu")
+    # under pytest-xdist each worker takes its own card (gw0 -> cuda:0, gw1 -> cuda:1, ...)
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+    return torch.device("cuda", worker % torch.cuda.device_count())
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from claims.marks import no_corpus
-from claims.pins import PORTABLE_WHY, describe, tolerance
+from claims.pins import PORTABLE_WHY, cpu_model, describe, tolerance
 from claims.progress import tracker
 from experiments import runs
 from experiments.data import CorpusUnavailable, bpe_tokens
@@ -71,7 +71,7 @@ def pin(request, ndarrays_regression):
                 "meaning": meaning, "produced_by": request.node.nodeid, "config": config,
                 "tolerance": {"per_key": per_key, "why": PORTABLE_WHY}, "torch": torch.__version__,
                 "device": str(config.get("device", "cpu")), "machine": platform.machine(),
-                "cpu": _cpu_model(), "threads": torch.get_num_threads(),
+                "cpu": cpu_model(), "threads": torch.get_num_threads(),
                 "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             }, indent=1, default=lambda o: asdict(o) if is_dataclass(o) else str(o)) + "\n")
         try:
@@ -99,17 +99,17 @@ def _dump(request, name, arrays):
     (out / "pins" / f"{name}.json").write_text(json.dumps({k: v.tolist() for k, v in arrays.items()}))
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+from claims.scales import Runs, runs_fixture  # noqa: E402
 
 
-from claims.scales import runs_fixture  # noqa: E402
+@pytest.fixture(autouse=True)
+def _evidence_provenance(request):
+    """A test that judged committed full-scale evidence says so in its verdict: on which device
+    and when the numbers were recorded (read at teardown, once the test has read its arms)."""
+    yield
+    seen = sorted({e for v in request.node.funcargs.values() if isinstance(v, Runs) for e in v.evidence})
+    if seen:
+        request.node.user_properties.append(("claim_evidence", "evidence recorded on " + "; ".join(seen)))
 
 ladder_ci = runs_fixture("LADDER_CI")
 ladder_full = runs_fixture("LADDER_FULL")

@@ -18,7 +18,8 @@ import pytest
 TIERS = {
     "fast": "analytic claims: seconds on a laptop CPU",
     "slow": "training claims at CI scale (CPU minutes); needs --runslow",
-    "gpu": "the document's full configuration; needs --runslow and CUDA (or CLAIMS_DEVICE=cpu)",
+    "gpu": "the document's full configuration; needs --runslow; trains on CUDA (or with "
+           "CLAIMS_DEVICE=cpu), and without CUDA judges the committed full-scale evidence",
 }
 
 # scale -> what it means, from the lowest to the highest; a claim's headline verdict is read

@@ -19,6 +19,7 @@ import argparse
 import fnmatch
 import json
 import math
+import platform
 from pathlib import Path
 
 import numpy as np
@@ -122,3 +123,14 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
+
+
+def cpu_model() -> str:
+    """The CPU's model name, for provenance."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()

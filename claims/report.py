@@ -265,6 +265,8 @@ class ClaimReporter:
                 t["figures"].append(value)
             elif name == "claim_pin" and report.when == "call":
                 t["pins"].append(value)
+            elif name == "claim_evidence":  # added at teardown, once the test has read its runs
+                t["evidence"] = value
         outcome = None
         if report.failed:
             outcome = "failed" if report.when == "call" else "error"

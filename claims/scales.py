@@ -60,12 +60,51 @@ class Scale:
         return [(a, self.spec(a, g, device)) for a in (arms or self.arms) for g in self.groups()]
 
     def runs(self, request) -> "Runs":
-        """CI scales train every arm up front, on the CPU; full scales train each arm when a
-        test first reads it, on the test's device."""
+        """CI scales train every arm up front, on the CPU. Full scales train each arm when a
+        test first reads it, on the test's device; without CUDA (and unless CLAIMS_DEVICE=cpu
+        asks to train on the CPU) they read the committed full-scale evidence instead."""
+        if not self.ci and evidence_mode():
+            return Runs(self, self._recorded, self._recorded_seeds())
         ensure = request.getfixturevalue("ensure_runs")
-        if self.ci:
-            return Runs(self, ensure).prefetch()
-        return Runs(self, ensure, request.getfixturevalue("device"))
+        device = "cpu" if self.ci else str(request.getfixturevalue("device"))
+
+        def trained(arms):
+            specs = self.specs(arms, device)
+            out = {}
+            for (arm, _), recs in zip(specs, ensure([s for _, s in specs])):
+                out.setdefault(arm, []).extend(recs)  # the groups, in seed order
+            return out
+        runs = Runs(self, trained, self.seeds)
+        return runs.prefetch() if self.ci else runs
+
+    def _recorded_seeds(self) -> tuple[int, ...]:
+        """The seeds recorded for every arm; while a family is being recorded, its first seed
+        (the document reports one run of each), read arm by arm as they land."""
+        from claims import evidence
+        fam = evidence.family_of(self.name)
+        full = tuple(s for s in self.seeds if all(evidence.path(fam, a, s).is_file() for a in self.arms))
+        return full or self.seeds[:1]
+
+    def _recorded(self, arms) -> dict:
+        from claims import evidence
+        fam, seeds, out = evidence.family_of(self.name), self._recorded_seeds(), {}
+        for arm in arms:
+            out[arm] = []
+            for seed in seeds:
+                rec = evidence.load(fam, arm, seed)
+                if rec is None:
+                    raise pytest.skip.Exception(  # reported at the test that read the arm
+                        f"no full-scale evidence for {self.name}/{arm} seed {seed}, and no CUDA to train it: run "
+                        f"`python -m claims.evidence run --family {fam}`, or the gpu tier on CUDA",
+                        _use_item_location=True)
+                if rec["config"] != evidence.config_of(self.spec(arm, (seed,))):
+                    pytest.fail(f"stale evidence {evidence.path(fam, arm, seed).relative_to(evidence.ROOT)}: it was "
+                                f"recorded with another configuration than {self.name}'s; delete it and rerun "
+                                f"`python -m claims.evidence run --family {fam}`", pytrace=False)
+                prov = rec["provenance"]
+                out[arm].append({**rec["result"], "seed": seed, "wall_s": prov["wall_s"], "device": prov["device"],
+                                 "evidence": f"{prov['device_name']}, {prov['date'][:10]}"})
+        return out
 
 
 @dataclass(frozen=True)
@@ -88,17 +127,23 @@ class Run:
 
 
 class Runs:
-    """A scale's runs, fetched from the run cache when an arm is first read, so a test pays
-    only for the arms it reads. Arrays run over the scale's seeds, in order."""
+    """A scale's runs, fetched when an arm is first read (from the run cache, or from the
+    full-scale evidence), so a test pays only for the arms it reads. Arrays run over
+    ``seeds``, in order: the scale's, or those recorded as evidence."""
 
-    def __init__(self, scale: Scale, ensure, device="cpu"):
-        self.scale, self._ensure, self.device = scale, ensure, str(device)
+    def __init__(self, scale: Scale, fetch, seeds):
+        self.scale, self._records, self._seeds = scale, fetch, tuple(seeds)
         self._arms: dict[str, list[Run]] = {}
+        self.evidence: set[str] = set()  # "<device>, <date>" of every evidence record read
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return self._seeds
 
     def _fetch(self, arms) -> None:
-        specs = self.scale.specs(arms, self.device)
-        for arm, recs in zip([a for a, _ in specs], self._ensure([s for _, s in specs])):
-            self._arms.setdefault(arm, []).extend(Run.of(arm, r) for r in recs)  # groups in seed order
+        for arm, recs in self._records(arms).items():
+            self._arms[arm] = [Run.of(arm, r) for r in recs]
+            self.evidence.update(r["evidence"] for r in recs if "evidence" in r)
 
     def prefetch(self) -> "Runs":
         """Every arm of the scale, shared out among the processes that ask (xdist)."""
@@ -111,7 +156,7 @@ class Runs:
         return self._arms[arm]
 
     def run(self, arm: str, seed: int) -> Run:
-        return self.runs(arm)[self.scale.seeds.index(seed)]
+        return self.runs(arm)[self.seeds.index(seed)]
 
     def val(self, arm: str) -> np.ndarray:
         return np.array([r.val_ppl for r in self.runs(arm)])
@@ -125,6 +170,13 @@ class Runs:
     def trace(self, arm: str, key: str = "loss") -> np.ndarray:
         """(seeds, trace points); step 0 of the loss trace (no loss yet) is NaN."""
         return np.array([[np.nan if v is None else v for v in r.trace[key]] for r in self.runs(arm)])
+
+
+def evidence_mode() -> bool:
+    """Full-scale tests judge the committed evidence: there is no CUDA device, and
+    CLAIMS_DEVICE=cpu does not ask for the full configurations to be trained on the CPU."""
+    import torch
+    return not torch.cuda.is_available() and os.environ.get("CLAIMS_DEVICE") != "cpu"
 
 
 def runs_fixture(scale_name: str):

@@ -73,14 +73,14 @@ def draw_ladder(ladder, title):
             if DOC_LADDER[n][1]:
                 ax1.bar(x[i] - 0.2, doc[i], 0.4, color="none", edgecolor="white", hatch="//")
         ax1.bar(x + 0.2, vals.mean(1), 0.4, yerr=[vals.mean(1) - vals.min(1), vals.max(1) - vals.mean(1)],
-                label=f"measured ({ladder.scale.name}, {len(ladder.scale.seeds)} seeds)", color="tab:blue")
+                label=f"measured ({ladder.scale.name}, {len(ladder.seeds)} seeds)", color="tab:blue")
         ax1.set(xticks=x, ylabel="validation perplexity", title=title, yscale="log")
         ax1.set_xticklabels(names, rotation=45, ha="right")
         ax1.legend(fontsize=8)
         for n in names:
-            curve = ladder.run(n, ladder.scale.seeds[0]).curve
+            curve = ladder.run(n, ladder.seeds[0]).curve
             ax2.plot(curve["step"], curve["val_ppl"], marker="o", label=n)
-        ax2.set(xlabel="step", ylabel="val perplexity (seed %d)" % ladder.scale.seeds[0], yscale="log")
+        ax2.set(xlabel="step", ylabel="val perplexity (seed %d)" % ladder.seeds[0], yscale="log")
         ax2.legend(fontsize=7, ncol=2)
 
     return draw

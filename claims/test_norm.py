@@ -137,10 +137,10 @@ def draw_norm(scale_runs, title):
         ax = fig.add_subplot()
         for arm, colour in zip(scale_runs.scale.arms, ("tab:blue", "tab:cyan", "tab:red", "tab:orange",
                                                         "tab:pink")):
-            for s in scale_runs.scale.seeds:
+            for s in scale_runs.seeds:
                 c = scale_runs.run(arm, s).trace
                 ax.plot(c["step"][1:], c["loss"][1:], color=colour, marker="o", alpha=0.7,
-                        label=arm if s == scale_runs.scale.seeds[0] else None)
+                        label=arm if s == scale_runs.seeds[0] else None)
         ax.set(xlabel="step", ylabel="training loss (mean since the last point)", title=title)
         ax.legend(fontsize=8)
     return draw
@@ -159,14 +159,14 @@ def test_the_four_norm_arms_land_where_the_text_orders_them(norm_ci, claim_recor
     claim_figure("NORM-04", "norm_ci_loss_curves", draw_norm(norm_ci, "pre vs post-norm, CI scale"))
     # what shows at CI scale: post-norm without warmup is worse than both pre-norm arms, every
     # seed (where post+warmup lands is NORM-06's question)
-    for s in range(len(norm_ci.scale.seeds)):
+    for s in range(len(norm_ci.seeds)):
         assert vals["post"][s] > max(vals["pre"][s], vals["pre+warmup"][s])
 
 
 @pytest.mark.slow
 def test_the_norm_runs_match_their_pin(norm_ci, pin):
     vals = {f"{arm}": norm_ci.val(arm) for arm in norm_ci.scale.arms}
-    vals.update({f"{arm}/early": [norm_ci.run(arm, s).trace["loss"][1:4] for s in norm_ci.scale.seeds]
+    vals.update({f"{arm}/early": [norm_ci.run(arm, s).trace["loss"][1:4] for s in norm_ci.seeds]
                  for arm in norm_ci.scale.arms})
     pin("norm_ci", vals,
         meaning="per arm: val perplexity (rows: seeds 0-2); /early: the first three traced training "

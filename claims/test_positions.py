@@ -198,7 +198,7 @@ def test_without_positions_the_model_still_trains(pos_ci, shakespeare_tokens, cl
     unigram = NGram(1, 1024, k=1.0).fit(tr).perplexity(va)
     ppl = claim_record("POS-01", np.round(pos_ci.at_length("none", 64), 2).tolist(), expected="still trains",
                        tolerance=f"< the unigram's {unigram:.1f}, every seed", label="no positions, val at 64")
-    losses = [pos_ci.run("none", s).curve["loss"][-1] for s in pos_ci.scale.seeds]
+    losses = [pos_ci.run("none", s).curve["loss"][-1] for s in pos_ci.seeds]
     claim_figure("POS-01", "positions_ci_by_window", draw_positions(pos_ci, "positions, CI scale"))
     assert all(p < unigram for p in ppl)
     assert all(loss < 0.8 * np.log(1024) for loss in losses)  # well below the uniform start

@@ -229,7 +229,7 @@ def _worth(runs, d):
 
 def _attention(runs, rung, key, when):
     """Per-seed attention statistic at initialisation (when=0) or at the end (when=-1)."""
-    return [runs.run(rung, s).trace["attention"][when][key] for s in runs.scale.seeds]
+    return [runs.run(rung, s).trace["attention"][when][key] for s in runs.seeds]
 
 
 def draw_sqrt(runs, title):
@@ -238,7 +238,7 @@ def draw_sqrt(runs, title):
         axes = fig.subplots(1, 3)
         for scale, style in (("div", "-"), ("nodiv", "--")):
             for d, colour in zip(SQRT_WIDTHS, ("tab:blue", "tab:green", "tab:orange", "tab:red")):
-                tr = runs.run(f"{scale}-{d}", runs.scale.seeds[0]).trace
+                tr = runs.run(f"{scale}-{d}", runs.seeds[0]).trace
                 for ax, key in zip(axes, ("score_std", "entropy", "saturated")):
                     ax.plot(tr["step"], [a[key] for a in tr["attention"]], style, color=colour,
                             label=f"{scale} d_k={d}")
@@ -246,7 +246,7 @@ def draw_sqrt(runs, title):
                                            ("rows with max weight > 0.99", "linear"))):
             ax.set(xlabel="step", ylabel=key, yscale=scale)
         axes[0].legend(fontsize=7, ncol=2)
-        fig.suptitle(f"{title} (seed {runs.scale.seeds[0]}; solid: divided, dashed: not)")
+        fig.suptitle(f"{title} (seed {runs.seeds[0]}; solid: divided, dashed: not)")
     return draw
 
 
@@ -265,7 +265,7 @@ def test_the_division_is_worth_less_at_32_than_at_256(sqrt_ci, claim_record, cla
 @pytest.mark.slow
 def test_the_sqrt_dk_runs_match_their_pin(sqrt_ci, pin):
     vals = {rung: sqrt_ci.val(rung) for rung in sqrt_ci.scale.arms}
-    vals.update({f"{rung}/early": [sqrt_ci.run(rung, s).trace["loss"][1:4] for s in sqrt_ci.scale.seeds]
+    vals.update({f"{rung}/early": [sqrt_ci.run(rung, s).trace["loss"][1:4] for s in sqrt_ci.seeds]
                  for rung in sqrt_ci.scale.arms})
     pin("sqrt_dk_ci", vals,
         meaning="per (division, head width): val perplexity (rows: seeds 0-2); /early: the first three "
@@ -336,7 +336,7 @@ def test_the_undivided_head_runs_away_and_collapses_completely(sqrt_ci):
 @pytest.mark.claim("SQRT-12")
 def test_the_collapse_is_stable(sqrt_ci, claim_record):
     kept = []
-    for s in sqrt_ci.scale.seeds:
+    for s in sqrt_ci.seeds:
         sat = [a["saturated"] for a in sqrt_ci.run("nodiv-1024", s).trace["attention"]]
         kept.append(sat[-1] / max(sat))
     kept = claim_record("SQRT-12", [round(k, 3) for k in kept], expected="nothing brings it back",

@@ -67,11 +67,13 @@ def scale_verdict(tests: list[tuple[str, dict]]) -> tuple[str, str]:
     by = defaultdict(list)
     for nodeid, t in tests:
         by[t["outcome"]].append((nodeid, t))
+    # full-scale tests that judged committed evidence say whose: "evidence recorded on <device>, <date>"
+    evidence = "".join(f"; {e}" for e in dict.fromkeys(t["evidence"] for _, t in tests if t.get("evidence")))
     if by["failed"] or by["error"]:
         nodeid, t = (by["failed"] + by["error"])[0]
-        return "fails", f"{_short(nodeid)}: {t['reason']}"
+        return "fails", f"{_short(nodeid)}: {t['reason']}{evidence}"
     if by["xfailed"]:
-        return "diverges", "; ".join(f"{_short(n)}: {t['reason']}" for n, t in by["xfailed"])
+        return "diverges", "; ".join(f"{_short(n)}: {t['reason']}" for n, t in by["xfailed"]) + evidence
     missing = by["skipped"] + by["deselected"] + by["not-reported"]
     if missing:
         reasons = list(dict.fromkeys(t["reason"] for _, t in missing))
@@ -79,7 +81,7 @@ def scale_verdict(tests: list[tuple[str, dict]]) -> tuple[str, str]:
         tail = f"; the {ran} that ran passed" if ran else ""
         return "not-run", f"{len(missing)} of {len(tests)} tests not run: {'; '.join(reasons)}{tail}"
     note = " (an expected divergence did not show: xpassed)" if by["xpassed"] else ""
-    return "holds", f"{len(tests)} test{'s' * (len(tests) > 1)} passed{note}"
+    return "holds", f"{len(tests)} test{'s' * (len(tests) > 1)} passed{note}{evidence}"
 
 
 def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False) -> dict:

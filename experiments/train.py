@@ -108,13 +108,35 @@ def token_batches(tokens: torch.Tensor, seeds, batch_size: int, T: int, device):
     return batch
 
 
+FIRST_LOSSES = 20  # per-step training losses kept from the start of every run, for replay
+
+
+def _start(model_cfg: GPTConfig, cfg: TrainConfig, seeds, device):
+    """The models, their optimizer and the schedule: what a run and its replay share."""
+    stack = Stack(model_cfg, seeds, device=device)
+    opt = torch.optim.AdamW(stack.parameters(), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
+    schedule = (lambda step: lr_at(step - 1, cfg)) if cfg.warmup else None
+    return stack, opt, schedule
+
+
+def replay(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, *, seeds=(0,), steps=FIRST_LOSSES,
+           device="cpu") -> list[list[float]]:
+    """The first ``steps`` per-step training losses of each seed's run, retrained: the same
+    models, batches and optimizer as ``train``, without the evaluations."""
+    stack, opt, schedule = _start(model_cfg, cfg, seeds, torch.device(device))
+    tr = torch.as_tensor(np.asarray(train_tokens), dtype=torch.long)
+    losses = []
+    fit(stack, opt, token_batches(tr, seeds, cfg.batch_size, model_cfg.block_size, device), steps,
+        lr=schedule, hooks=(lambda step, loss: losses.append(loss.double().tolist()),))
+    return np.array(losses).T.tolist()  # (M, steps)
+
+
 def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, seeds=(0,),
           device="cpu", log=print, progress=None) -> list[dict]:
     """Train one model per seed from scratch, side by side; return each run's record: curves
     and final perplexities. ``progress(step)``: as in ``fit``."""
     device = torch.device(device)
-    stack = Stack(model_cfg, seeds, device=device)
-    opt = torch.optim.AdamW(stack.parameters(), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)
+    stack, opt, schedule = _start(model_cfg, cfg, seeds, device)
     tr = torch.as_tensor(np.asarray(train_tokens), dtype=torch.long)
     va = torch.as_tensor(np.asarray(val_tokens), dtype=torch.long)
     T, M = model_cfg.block_size, len(stack)
@@ -133,9 +155,12 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
         for m in range(M):
             traces[m]["attention"] = [attention(m)]  # at initialisation, step 0
     sums = {"running": torch.zeros(M, dtype=torch.float64), "traced": torch.zeros(M, dtype=torch.float64)}
+    first = []
 
     def record(step, loss):
         loss = loss.double().cpu()
+        if step <= FIRST_LOSSES:
+            first.append(loss.tolist())
         for k in sums:
             sums[k] += loss
         if cfg.trace_every and step % cfg.trace_every == 0:
@@ -158,7 +183,7 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
             sums["running"].zero_()
 
     wall = fit(stack, opt, token_batches(tr, seeds, cfg.batch_size, T, device), cfg.steps,
-               lr=(lambda step: lr_at(step - 1, cfg)) if cfg.warmup else None, hooks=(record,),
+               lr=schedule, hooks=(record,),
                progress=progress)
     at_length = {L: ([c["val_ppl"][-1] for c in curves] if L == T and not cfg.eval_windows  # already scored
                      else perplexities(stack, *(t.to(device) for t in windows(va, L, 0))))
@@ -166,6 +191,7 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
     params = sum(p.numel() for p in stack.model(0).parameters())
     return [{
         "val_ppl_at_length": {str(L): v[m] for L, v in at_length.items()}, "trace": traces[m],
+        "first_losses": [f[m] for f in first],
         "val_ppl": curves[m]["val_ppl"][-1], "train_ppl": curves[m]["train_ppl"][-1], "curve": curves[m],
         "seed": seed, "device": str(device), "wall_s": round(wall, 2), "stacked": M,
         "tokens_per_s": round(M * cfg.steps * cfg.batch_size * T / wall),

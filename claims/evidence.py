@@ -1,0 +1,201 @@
+"""Full-scale evidence: the document's configurations, trained on whatever device is here and
+recorded in ``fixtures/evidence/`` as small JSON files, with their provenance.
+
+    python -m claims.evidence run --family ladder [--seeds 0] [--arms mean,+mlp] [--device cpu]
+    python -m claims.evidence status
+
+A run goes through the run cache, so an interrupted set resumes at the first run it had not
+finished, and a run already recorded is not trained again. Each record keeps the first
+per-step training losses, so that ``claims/test_evidence.py`` can retrain those steps with the
+current code and prove the committed numbers came from it. Without CUDA, the full-scale tests
+judge these records (``EvidenceRuns``); with CUDA they train afresh.
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EVIDENCE = ROOT / "fixtures" / "evidence"
+FAMILIES = {"ladder": "LADDER_FULL", "sqrt": "SQRT_FULL", "norm": "NORM_FULL", "positions": "POS_FULL"}
+
+# Replay: the first steps of every record are retrained by the slow tier (claims/test_evidence.py).
+# Ten steps of every family's arms cost about 2 min of one core. Their tolerance is the
+# relative movement of the first ten losses between this machine's default kernels and
+# ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2, measured with
+# `python -m claims.evidence replay` on the recorded runs, times 3 (claims/pins.py's SAFETY),
+# floored at 1e-6 (pins' FLOOR for early values).
+REPLAY_STEPS = 10
+REPLAY_RTOL = 1e-6
+
+
+def scale_of(family: str):
+    from claims import scales
+    return getattr(scales, FAMILIES[family])
+
+
+def family_of(scale_name: str) -> str:
+    from claims import scales
+    return next(f for f, n in FAMILIES.items() if getattr(scales, n).name == scale_name)
+
+
+def path(family: str, arm: str, seed: int) -> Path:
+    return EVIDENCE / family / f"{arm}-seed{seed}.json"
+
+
+def config_of(spec) -> dict:
+    """What determines a run, as the record keeps it (the code is checked by replay instead)."""
+    return json.loads(json.dumps({"model": asdict(spec.model), "train": asdict(spec.train), "corpus": spec.corpus,
+                                  "vocab_size": spec.vocab_size, "train_slice": spec.train_slice}, default=list))
+
+
+def _commit() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "model", "experiments", "claims/scales.py"],
+                               cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        return head + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _device_name(device) -> str:
+    import torch
+    if torch.device(device).type == "cuda":
+        return torch.cuda.get_device_name(device)
+    from claims.pins import cpu_model
+    return f"{cpu_model()} ({torch.get_num_threads()} threads)"
+
+
+def make_record(family: str, arm: str, seed: int, spec, rec: dict) -> dict:
+    import torch
+    from experiments.runs import code_version
+    return {
+        "family": family, "arm": arm, "seed": seed, "scale": scale_of(family).name, "config": config_of(spec),
+        "result": {k: rec[k] for k in ("val_ppl", "train_ppl", "curve", "trace", "val_ppl_at_length")},
+        "first_losses": rec["first_losses"],
+        "provenance": {"device": str(spec.device), "device_name": _device_name(spec.device),
+                       "machine": platform.machine(), "torch": torch.__version__, "commit": _commit(),
+                       "code": code_version(),
+                       "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                       "wall_s": rec["wall_s"], "tokens_per_s": rec["tokens_per_s"]},
+    }
+
+
+def load(family: str, arm: str, seed: int) -> dict | None:
+    p = path(family, arm, seed)
+    return json.loads(p.read_text()) if p.is_file() else None
+
+
+def records() -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(EVIDENCE.glob("*/*.json"))]
+
+
+def replay_movement(rec: dict, tokens) -> float:
+    """The largest relative difference between the record's first REPLAY_STEPS training losses
+    and the same steps retrained now, with the current code."""
+    import numpy as np
+    from experiments.data import split
+    from experiments.train import replay
+    spec = scale_of(rec["family"]).spec(rec["arm"], (rec["seed"],))
+    tr, _ = split(tokens)
+    (ours,) = replay(spec.model, spec.train, tr[: int(spec.train_slice * len(tr))], seeds=(rec["seed"],),
+                     steps=REPLAY_STEPS)
+    recorded = np.array(rec["first_losses"][:REPLAY_STEPS])
+    return float(np.max(np.abs(np.array(ours) - recorded) / np.abs(recorded)))
+
+
+# ---- the command ---------------------------------------------------------------------------
+
+def _bar(total_steps: int, done_before: list):
+    """``progress(label, steps)`` for the run cache: a tqdm bar per run, and the set's ETA."""
+    from tqdm import tqdm
+    start = time.perf_counter()
+
+    def progress(label, steps):
+        bar = tqdm(total=steps, desc=label, unit="step", leave=False, file=sys.stderr)
+
+        def step(n):
+            bar.update(1)
+            if n % 50 == 0 or n == steps:
+                done = done_before[0] + n
+                rate = done / (time.perf_counter() - start)
+                bar.set_postfix_str(f"set ETA {(total_steps - done) / rate / 60:.0f} min")
+            if n == steps:
+                bar.close()
+                done_before[0] += steps
+        return step
+    return progress
+
+
+def run(family: str, seeds, arms=None, device="cpu", log=print) -> list[Path]:
+    import torch
+    from experiments import runs
+    from experiments.data import write_atomic
+    scale = scale_of(family)
+    arms = arms or list(scale.arms)
+    unknown = [a for a in arms if a not in scale.arms]
+    if unknown:
+        raise SystemExit(f"error: {family} has no arm {', '.join(unknown)}; its arms: {', '.join(scale.arms)}")
+    todo = [(a, s) for a in arms for s in seeds if load(family, a, s) is None]
+    steps = sum(scale.trains.get(a, scale.train).steps for a, _ in todo)
+    log(f"{family}: {len(todo)} run(s) to train on {device} ({torch.get_num_threads()} threads), "
+        f"{len(arms) * len(seeds) - len(todo)} already recorded")
+    progress, written = _bar(steps, [0]), []
+    for arm, seed in todo:
+        spec = scale.spec(arm, (seed,), device)
+        (rec,) = runs.get(spec, log=lambda *_: None, progress=progress)
+        out = path(family, arm, seed)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(out, (json.dumps(make_record(family, arm, seed, spec, rec), indent=1) + "\n").encode())
+        written.append(out)
+        log(f"  {arm} seed {seed}: val {rec['val_ppl']:.2f}, train {rec['train_ppl']:.2f}, "
+            f"{rec['wall_s'] / 60:.1f} min -> {out.relative_to(ROOT)}")
+    return written
+
+
+def status(log=print):
+    for family in FAMILIES:
+        have = [r for r in records() if r["family"] == family]
+        listed = ", ".join(f"{r['arm']}/{r['seed']} {r['result']['val_ppl']:.2f}" for r in have)
+        log(f"{family:<10} {len(have)} of {len(scale_of(family).arms)} arms x seeds recorded: {listed or '-'}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m claims.evidence", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="train a family's full-scale runs and record them")
+    r.add_argument("--family", required=True, choices=list(FAMILIES))
+    r.add_argument("--seeds", default="0", help="comma-separated, e.g. 0,1,2 (default 0)")
+    r.add_argument("--arms", default="", help="comma-separated arm names (default: every arm)")
+    r.add_argument("--device", default="cuda" if _cuda() else "cpu")
+    sub.add_parser("status", help="list what is recorded")
+    sub.add_parser("replay", help="retrain every record's first steps; print how far they moved")
+    a = ap.parse_args(argv)
+    if a.cmd == "status":
+        return status()
+    if a.cmd == "replay":
+        from experiments.data import bpe_tokens
+        tokens = bpe_tokens("tinyshakespeare", 1024)[0]
+        for rec in records():
+            print(f"{rec['family']}/{rec['arm']}/seed{rec['seed']}: {replay_movement(rec, tokens):.2e}", flush=True)
+        return
+    if not os.environ.get("CLAIMS_DATA_DIR") and (ROOT.parent / "shared" / "data").is_dir():
+        os.environ["CLAIMS_DATA_DIR"] = str(ROOT.parent / "shared" / "data")  # as .ci/run finds it
+    run(a.family, [int(s) for s in a.seeds.split(",")], [x for x in a.arms.split(",") if x], a.device)
+
+
+def _cuda() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
+
+if __name__ == "__main__":
+    main()
