@@ -11,6 +11,7 @@ current code and prove the committed numbers came from it. Without CUDA, the ful
 judge these records (``EvidenceRuns``); with CUDA they train afresh.
 """
 import argparse
+import functools
 import json
 import os
 import platform
@@ -55,7 +56,9 @@ def config_of(spec) -> dict:
                                   "vocab_size": spec.vocab_size, "train_slice": spec.train_slice}, default=list))
 
 
+@functools.cache
 def _commit() -> str:
+    """The commit the code was at when the set started (cached: later commits are not its)."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                               text=True, check=True).stdout.strip()
@@ -145,6 +148,7 @@ def run(family: str, seeds, arms=None, device="cpu", log=print) -> list[Path]:
     if unknown:
         raise SystemExit(f"error: {family} has no arm {', '.join(unknown)}; its arms: {', '.join(scale.arms)}")
     todo = [(a, s) for a in arms for s in seeds if load(family, a, s) is None]
+    _commit()  # read now, before a long set: a commit made meanwhile is not this code
     steps = sum(scale.trains.get(a, scale.train).steps for a, _ in todo)
     log(f"{family}: {len(todo)} run(s) to train on {device} ({torch.get_num_threads()} threads), "
         f"{len(arms) * len(seeds) - len(todo)} already recorded")
