@@ -161,8 +161,12 @@ def run(family: str, seeds, arms=None, device="cpu", log=print) -> list[Path]:
         write_atomic(out, (json.dumps(make_record(family, arm, seed, spec, rec), indent=1) + "\n").encode())
         written.append(out)
         log(f"  {arm} seed {seed}: val {rec['val_ppl']:.2f}, train {rec['train_ppl']:.2f}, "
-            f"{rec['wall_s'] / 60:.1f} min -> {out.relative_to(ROOT)}")
+            f"{rec['wall_s'] / 60:.1f} min -> {_shown(out)}")
     return written
+
+
+def _shown(p: Path) -> str:
+    return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
 
 
 def status(log=print):

@@ -98,7 +98,7 @@ class Scale:
                         f"`python -m claims.evidence run --family {fam}`, or the gpu tier on CUDA",
                         _use_item_location=True)
                 if rec["config"] != evidence.config_of(self.spec(arm, (seed,))):
-                    pytest.fail(f"stale evidence {evidence.path(fam, arm, seed).relative_to(evidence.ROOT)}: it was "
+                    pytest.fail(f"stale evidence {evidence.path(fam, arm, seed).name} of {fam}: it was "
                                 f"recorded with another configuration than {self.name}'s; delete it and rerun "
                                 f"`python -m claims.evidence run --family {fam}`", pytrace=False)
                 prov = rec["provenance"]

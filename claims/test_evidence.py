@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from claims import evidence
-from claims.scales import Scale, Runs
-from experiments.train import FIRST_LOSSES, TrainConfig
+from claims.scales import Runs, Scale
+from experiments.train import FIRST_LOSSES
 
 RECORDS = sorted(evidence.EVIDENCE.glob("*/*.json"))
 IDS = [str(p.relative_to(evidence.EVIDENCE)) for p in RECORDS]
@@ -61,27 +61,54 @@ def test_the_first_steps_of_every_evidence_run_replay(path, shakespeare_tokens):
 
 # ---- the path from config to record to judge, at a smoke scale -------------------------------
 
+def _smoke(family: str) -> Scale:
+    """The family's full scale, shrunk to a few CPU steps: the same arms, options and fields."""
+    full = evidence.scale_of(family)
+
+    def train(t):
+        return replace(t, steps=FIRST_LOSSES, batch_size=2, warmup=min(t.warmup, 5), eval_windows=4,
+                       eval_every=10 if t.eval_every else 0, trace_every=5 if t.trace_every else 0)
+    return replace(full, name=f"smoke-{family}", seeds=(0,), train=train(full.train),
+                   trains={k: train(t) for k, t in full.trains.items()},
+                   arms={k: replace(c, d_model=16, block_size=16, n_head=min(c.n_head, 2),
+                                    d_head=None if c.d_head is None else min(c.d_head, 64))
+                         for k, c in full.arms.items()})
+
+
 @pytest.mark.slow
-def test_a_recorded_run_has_every_field_the_full_scale_tests_read(tmp_path, monkeypatch, shakespeare_tokens):
-    """Config -> training -> record -> Runs, on a few CPU steps: a full-scale test can then
-    fail on its numbers only, never on a missing field."""
+@pytest.mark.parametrize("family", list(evidence.FAMILIES))
+def test_every_full_scale_family_runs_from_config_to_record_to_judge(family, tmp_path, monkeypatch,
+                                                                    shakespeare_tokens):
+    """Config -> training -> evidence record -> Runs, at a smoke scale on the CPU: every field a
+    full-scale test reads is there, so a first run on CUDA can fail on its numbers only, never
+    on a KeyError. The thresholds are not checked here."""
     from claims import scales
-    smoke = Scale("smoke-full", {k: replace(c, d_model=16, block_size=16, n_positions=32)
-                                 for k, c in scales.POS_FULL.arms.items()},
-                  TrainConfig(steps=FIRST_LOSSES, batch_size=2, lr=1e-3, trace_every=5, attention_stats=True,
-                              eval_every=10, eval_windows=4, eval_lengths=(16, 32)),
-                  seeds=(0,), ci=False)
-    monkeypatch.setattr(scales, "SMOKE_FULL", smoke, raising=False)
-    monkeypatch.setitem(evidence.FAMILIES, "smoke", "SMOKE_FULL")
+    smoke = _smoke(family)
+    monkeypatch.setattr(scales, f"SMOKE_{family.upper()}", smoke, raising=False)
+    monkeypatch.setitem(evidence.FAMILIES, f"smoke-{family}", f"SMOKE_{family.upper()}")
     monkeypatch.setattr(evidence, "EVIDENCE", tmp_path)
-    written = evidence.run("smoke", [0], ["none", "rope"], device="cpu", log=lambda *_: None)
-    assert [p.name for p in written] == ["none-seed0.json", "rope-seed0.json"]
+    written = evidence.run(f"smoke-{family}", [0], device="cpu", log=lambda *_: None)
+    assert len(written) == len(smoke.arms)
     runs = Runs(smoke, smoke._recorded, smoke._recorded_seeds())
     assert runs.seeds == (0,)
-    for arm in ("none", "rope"):
+    for arm in smoke.arms:
+        t = smoke.trains.get(arm, smoke.train)
+        run = runs.run(arm, 0)
         assert np.isfinite(runs.val(arm)).all() and np.isfinite(runs.train(arm)).all()
-        assert np.isfinite([runs.at_length(arm, L) for L in (16, 32)]).all()
-        assert runs.run(arm, 0).trace["attention"] and runs.run(arm, 0).curve["step"][-1] == FIRST_LOSSES
-    assert runs.evidence and all(e.count(",") >= 1 for e in runs.evidence)
-    with pytest.raises(pytest.skip.Exception, match="no full-scale evidence for smoke-full/learned seed 0"):
-        runs.val("learned")
+        assert run.curve["step"][-1] == t.steps and len(run.curve["val_ppl"]) == len(run.curve["step"])
+        assert np.isfinite([runs.at_length(arm, L) for L in t.eval_lengths]).all()
+        if t.trace_every:
+            assert runs.trace(arm).shape == (1, t.steps // t.trace_every + 1)
+        if t.attention_stats:
+            assert {"score_std", "entropy", "saturated"} <= set(run.trace["attention"][-1])
+    assert runs.evidence and all("," in e for e in runs.evidence)  # "<device>, <date>" for the verdict
+
+
+@pytest.mark.fast
+def test_an_arm_without_evidence_skips_naming_the_command(tmp_path, monkeypatch):
+    monkeypatch.setattr(evidence, "EVIDENCE", tmp_path)
+    scale = evidence.scale_of("ladder")
+    runs = Runs(scale, scale._recorded, scale._recorded_seeds())
+    with pytest.raises(pytest.skip.Exception, match=r"no full-scale evidence for ladder-full/mean seed 0.*"
+                                                     r"python -m claims.evidence run --family ladder"):
+        runs.val("mean")

@@ -1,7 +1,7 @@
 """Seeds trained side by side (model/stack.py) follow the paths they follow alone.
 
 Every family's CI runs are stacks, so every family's configuration is checked here: in
-float64, a stack of three seeds and three single runs, through the one training loop, end
+float64, a stack of two seeds and their two single runs, through the one training loop, end
 within 1e-12 of each other, weights and logits. (In float32 they round differently, which is
 why the run cache keys a run by the seeds it was stacked with.)
 """
@@ -16,7 +16,7 @@ from experiments.winograd import fixed_task, model_config
 from model import GPT, tiny_lab_config
 from model.stack import Stack
 
-SEEDS = (0, 1, 2)
+SEEDS = (0, 1)  # two are a stack; more cost time and test nothing new
 
 
 def _small(cfg):
@@ -26,18 +26,21 @@ def _small(cfg):
                    d_head=None if cfg.d_head is None else min(cfg.d_head, 32))
 
 
+# Every code path the families train: the ladder's rungs that add a module (the others only
+# switch one on again), the undivided head, post-norm, and every positional scheme.
+LADDER_PATHS = ("no-context", "mean+positions", "head-replacing", "4-heads", "+layernorm", "2-blocks")
 CONFIGS = {
-    **{f"ladder/{k}": _small(c) for k, c in LADDER_CI.arms.items()},
-    **{f"sqrt/{k}": _small(SQRT_CI.arms[k]) for k in ("div-32", "nodiv-1024")},
-    **{f"norm/{k}": _small(NORM_CI.arms[k]) for k in ("pre", "post")},
-    **{f"positions/{k}": _small(c) for k, c in POS_CI.arms.items()},
+    **{f"ladder/{k}": _small(LADDER_CI.arms[k]) for k in LADDER_PATHS},
+    "sqrt/nodiv-1024": _small(SQRT_CI.arms["nodiv-1024"]),
+    "norm/post": _small(NORM_CI.arms["post"]),
+    **{f"positions/{k}": _small(POS_CI.arms[k]) for k in ("sinusoidal", "rope", "alibi")},
     "winograd/2-blocks": model_config(fixed_task(), "2-blocks", d_model=16),
     "winograd/bag": model_config(fixed_task(), "bag", d_model=16),
     "polish-lab": tiny_lab_config(),
 }
 
 
-def _train(cfg, seeds, tokens, steps=4):
+def _train(cfg, seeds, tokens, steps=3):
     stack = Stack(cfg, seeds, dtype=torch.float64)
     opt = torch.optim.AdamW(stack.parameters(), lr=1e-2, weight_decay=0.1)
     fit(stack, opt, token_batches(tokens, seeds, 4, cfg.block_size, "cpu"), steps, lr=lambda s: 1e-2 * s / steps)
