@@ -99,7 +99,7 @@ def _dump(request, name, arrays):
     (out / "pins" / f"{name}.json").write_text(json.dumps({k: v.tolist() for k, v in arrays.items()}))
 
 
-from claims.scales import Runs, runs_fixture  # noqa: E402
+from claims.scales import Runs, runs_fixture, scale_names  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -111,16 +111,6 @@ def _evidence_provenance(request):
     if seen:
         request.node.user_properties.append(("claim_evidence", "evidence recorded on " + "; ".join(seen)))
 
-ladder_ci = runs_fixture("LADDER_CI")
-ladder_full = runs_fixture("LADDER_FULL")
-depth_ci = runs_fixture("DEPTH_CI")
-sqrt_ci = runs_fixture("SQRT_CI")
-sqrt_full = runs_fixture("SQRT_FULL")
-norm_ci = runs_fixture("NORM_CI")
-norm_full = runs_fixture("NORM_FULL")
-norm_eq_ci = runs_fixture("NORM_EQ_CI")
-pos_ci = runs_fixture("POS_CI")
-pos_full = runs_fixture("POS_FULL")
-tiny_lab = runs_fixture("TINY_LAB")
-winograd = runs_fixture("WINOGRAD")
-cost_ci = runs_fixture("COST_CI")
+# every scale of claims/scales.py is a session fixture of its name in lower case: LADDER_CI -> ladder_ci
+for _name in scale_names():
+    globals()[_name.lower()] = runs_fixture(_name)

@@ -179,6 +179,11 @@ def evidence_mode() -> bool:
     return not torch.cuda.is_available() and os.environ.get("CLAIMS_DEVICE") != "cpu"
 
 
+def scale_names() -> list[str]:
+    """The scales defined in this module (anything with ``runs(request)``), by name."""
+    return [n for n, v in globals().items() if n.isupper() and callable(getattr(v, "runs", None))]
+
+
 def runs_fixture(scale_name: str):
     """The session fixture ``<scale_name lower-cased>`` for a scale defined in this module, the
     one way a test gets training results: ``scale.runs(request)`` trains (or reads from the run
