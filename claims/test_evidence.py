@@ -112,3 +112,35 @@ def test_an_arm_without_evidence_skips_naming_the_command(tmp_path, monkeypatch)
     with pytest.raises(pytest.skip.Exception, match=r"no full-scale evidence for ladder-full/mean seed 0.*"
                                                      r"python -m claims.evidence run --family ladder"):
         runs.val("mean")
+
+
+# ---- with CUDA: the GPU's fresh runs against the CPU's evidence ------------------------------
+
+CROSS_DEVICE_FLOOR = 0.03  # relative; a one-seed family has no spread of its own (see below)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("family", list(evidence.FAMILIES))
+def test_fresh_gpu_runs_agree_with_the_cpu_evidence(family, device, request):
+    """A claim about our code, not the text: the same configuration and seed on a GPU lands
+    within the seed spread of the CPU's record. Floats round differently on the two, and
+    training amplifies it; the spread of the GPU's own seeds is the scale of that noise (three
+    times its std), floored at 3 % for the ladder's single seed, above the 0.1-2 % that the
+    same run moves between two x86 CPUs."""
+    scale = evidence.scale_of(family)
+    if device.type != "cuda":
+        pytest.skip("the cross-device check compares a CUDA run with the CPU evidence")
+    fresh = request.getfixturevalue(scale.name.replace("-", "_"))
+    recorded = [r for r in evidence.records() if r["family"] == family and r["provenance"]["device"] == "cpu"]
+    if not recorded:
+        pytest.skip(f"no CPU evidence for {family} to compare with")
+    far = []
+    for rec in recorded:
+        if rec["seed"] not in fresh.seeds:
+            continue
+        gpu = fresh.val(rec["arm"])
+        spread = 3 * np.std(gpu, ddof=1) / np.mean(gpu) if len(gpu) > 1 else 0.0
+        moved = abs(fresh.run(rec["arm"], rec["seed"]).val_ppl / rec["result"]["val_ppl"] - 1)
+        if moved > max(spread, CROSS_DEVICE_FLOOR):
+            far.append(f"{rec['arm']}: {moved:.1%} (allowed {max(spread, CROSS_DEVICE_FLOOR):.1%})")
+    assert not far, f"{family}: GPU and CPU evidence differ beyond the seed spread: {'; '.join(far)}"
