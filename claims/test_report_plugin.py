@@ -312,6 +312,30 @@ def test_pins_are_reported_apart_and_never_change_a_verdict(scratch):
     assert "## Pins" in md and "fixtures/pins/b.npz` | stale" in md
 
 
+EVIDENCE = '''
+import pytest
+
+@pytest.fixture
+def judged_evidence(request):
+    yield
+    request.node.user_properties.append(("claim_evidence", "evidence recorded on CPU X (2 threads), 2026-11-30"))
+
+@pytest.mark.gpu
+@pytest.mark.claim("G-01")
+def test_full_scale_holds(judged_evidence):
+    pass
+'''
+
+
+@pytest.mark.fast
+def test_a_verdict_on_committed_evidence_says_whose_evidence(scratch):
+    scratch.makepyfile(test_sample=EVIDENCE)  # replaces the sample: G-01 is judged on evidence only
+    _, doc = _run(scratch, "-m", "gpu")
+    g = next(c for c in doc["claims"] if c["id"] == "G-01")
+    assert g["status"] == "holds" and g["scale"] == "full"
+    assert g["reason"].endswith("; evidence recorded on CPU X (2 threads), 2026-11-30")
+
+
 @pytest.mark.fast
 def test_diff_lists_the_claims_whose_headline_differs(scratch, tmp_path, capsys):
     _, a = _run(scratch)
