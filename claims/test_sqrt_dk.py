@@ -187,11 +187,10 @@ def test_undivided_head_starts_with_score_std_21(claim_record):
 
 
 @pytest.mark.fast
-@pytest.mark.claim("SQRT-13")
-def test_divided_head_starts_soft(claim_record):
-    std = claim_record("SQRT-13", _init_score_std(scale=True), expected="0.67 (derived init)",
-                       tolerance="±5 % of 2/3", label="init score std, divided")
-    assert std == pytest.approx(2 / 3, rel=0.05)
+def test_divided_head_starts_soft():
+    """Where SQRT-13's trained std of 3.44 starts: 2/3 at PyTorch's init (our derivation, not a
+    claim of the text, which speaks of the end of training)."""
+    assert _init_score_std(scale=True) == pytest.approx(2 / 3, rel=0.05)
 
 
 @pytest.mark.fast

@@ -318,6 +318,4 @@ def test_on_validation_the_nets_best_point_sometimes_beats_the_3gram(tiny_lab, c
                           label="main excerpt: seeds whose best validation is below the 3-gram's")
     claim_record("TINY-17", f"{int(below.sum())}/{below.size}", tolerance="reported",
                  label="5 excerpts x 5 seeds: best validation below the 3-gram's")
-    # selection is optimistic by construction: the chosen point is never worse than any fixed step
-    assert (best_val[..., None] <= tiny_lab.ppl("val")).all()
     assert n_main >= 1

@@ -90,9 +90,8 @@ def test_in_block_1_only_the_adjectives_own_key_can_differ(claim_record):
     assert torch.equal(s1[:, keep], s2[:, keep])  # the same query against the same keys
     r1, r2 = w1[:, keep] / w1[:, keep[:1]], w2[:, keep] / w2[:, keep[:1]]
     torch.testing.assert_close(r1, r2, rtol=1e-12, atol=0)
-    moved = claim_record("WINO-09", (w1 - w2).abs().max().item(), tolerance="may be > 0 at random init",
-                         label="block-1 row difference, random weights")
-    assert moved >= 0
+    claim_record("WINO-09", (w1 - w2).abs().max().item(), tolerance="reported: only the adjective's weight and "
+                 "the renormalisation may move", label="block-1 row difference, random weights")
 
 
 # ---- training at the chapter's scale (slow) --------------------------------------------------
@@ -154,12 +153,25 @@ def test_the_bag_of_words_scores_27_9_percent(winograd, claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-11")
-def test_two_blocks_solve_the_fixed_task_and_beat_one(winograd, claim_record, claim_figure):
-    one, two = winograd.final("fixed", "1-block"), winograd.final("fixed", "2-blocks")
-    claim_record("WINO-11", one, expected=0.927, tolerance=">= 0.75 every seed", label="one block, per seed")
-    claim_record("WINO-11", two, expected=1.0, tolerance=">= 0.98 every seed", label="two blocks, per seed")
+def test_two_blocks_solve_the_fixed_task(winograd, claim_record, claim_figure):
+    two = claim_record("WINO-11", winograd.final("fixed", "2-blocks"), expected=1.0, tolerance=">= 0.98 every seed",
+                       label="two blocks, held out, per seed")
     claim_figure("WINO-11", "winograd_accuracy_vs_steps", _draw_curves(winograd))
-    assert all(a >= 0.98 for a in two) and np.all(two >= one) and all(a >= 0.75 for a in one)
+    assert np.all(two >= 0.98)
+
+
+@pytest.mark.slow
+@pytest.mark.scale("full")
+@pytest.mark.claim("WINO-11")
+@diverges("one block reaches 100 % on some seeds: it does not fall short of two blocks on every seed, "
+          "nor land near 92.7 % (per-seed accuracies in the report)")
+def test_one_block_falls_short_of_two_near_92_7_percent(winograd, claim_record):
+    one, two = winograd.final("fixed", "1-block"), winograd.final("fixed", "2-blocks")
+    n = len(fixed_task().held_out)
+    band = 2 * math.sqrt(0.927 * 0.073 / n)  # two binomial standard errors on the held-out sentences
+    claim_record("WINO-11", one, expected=0.927, tolerance=f"below two blocks and within ±{band:.3f} "
+                 "(2 binomial SE), every seed", label="one block, held out, per seed")
+    assert np.all(one < two) and np.all(np.abs(one - 0.927) <= band)
 
 
 def _draw_curves(winograd):
