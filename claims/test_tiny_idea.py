@@ -160,3 +160,36 @@ def test_pan_tadeusz_normalised_uses_exactly_the_labs_34_symbols(claim_record):
     symbols = claim_record("TINY-08", len(set(p)), expected=34, tolerance="exact",
                            label="distinct symbols in the normalised poem")
     assert symbols == 34 and set(p) == set(ALPHABET)
+
+
+@pytest.mark.fast
+@pytest.mark.claim("TINY-01")
+def test_the_labs_model_is_one_causal_pre_norm_block_predicting_the_next_character():
+    """The lab's own model, as the lab trains it: one GPT-2-style block (a LayerNorm before
+    attention and before the MLP), 34 symbols, a causal mask, and a loss whose targets are the
+    inputs shifted by one character."""
+    from experiments.polish import Excerpt
+    from experiments.polish_lab import LabConfig, batch_starts, train_runs
+    cfg = LabConfig(steps=1, checkpoints=(1,), dtype="float64")
+    m = GPT(cfg.model()).double()
+    assert (cfg.model().vocab_size, len(m.blocks)) == (len(ALPHABET), 1) == (34, 1)
+    blk = m.blocks[0]
+    assert isinstance(blk.ln_mix_in, torch.nn.LayerNorm) and isinstance(blk.ln_ff_in, torch.nn.LayerNorm)
+    assert not isinstance(blk.ln_mix_out, torch.nn.LayerNorm) and not isinstance(blk.ln_ff_out, torch.nn.LayerNorm)
+    # causal: changing the last character moves no earlier position's prediction
+    x = torch.randint(34, (1, 16), generator=torch.Generator().manual_seed(0))
+    y = x.clone()
+    y[0, -1] = (y[0, -1] + 1) % 34
+    torch.testing.assert_close(m(x)[:, :-1], m(y)[:, :-1], rtol=0, atol=0)
+    assert not torch.equal(m(x)[:, -1], m(y)[:, -1])
+    # the loss of the lab's first step is next-character cross-entropy on its first batch
+    rng = np.random.default_rng(0)
+    ex = Excerpt(index=0, offset=0, text="".join(rng.choice(list(ALPHABET), 5775 + 500 + 500)))
+    rec = train_runs(cfg, [(ex, 1)], keep_loss=True)
+    torch.manual_seed(1)
+    first = GPT(cfg.model()).double()  # the lab's seed-1 model before its first step
+    train = ex.ids("train")
+    start = batch_starts(len(train), 1, 1, cfg.batch, 16)[0]
+    w = torch.from_numpy(train[start[:, None] + np.arange(17)])  # (8, 17): 16 inputs and the one after
+    expected = torch.nn.functional.cross_entropy(first(w[:, :-1]).flatten(0, 1), w[:, 1:].flatten())
+    assert rec["loss"][0][0] == pytest.approx(expected.item(), rel=1e-12)
