@@ -34,7 +34,9 @@ def test_every_claim_marker_names_a_registered_claim(request):
 def test_the_registry_holds_all_139_catalogue_claims(request):
     registry = registry_of(request.config)
     assert len(registry) == 139
-    assert sum(c.descriptive for c in registry.values()) == 15
+    # the catalogue's 15 descriptive claims, and TINY-18, whose 5,775 characters are our setup's
+    # definition and whose "counting suffices" is TINY-16's result
+    assert sum(c.descriptive for c in registry.values()) == 16
 
 
 def test_the_registry_quotes_are_verbatim_from_the_chapters(request):
