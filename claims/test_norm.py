@@ -235,20 +235,46 @@ def test_warmup_is_the_patch_that_rescues_post_norm(norm_ci, claim_record):
 
 
 @pytest.mark.gpu
-@pytest.mark.claim("NORM-04", "NORM-05", "NORM-06", "NORM-07")
+@pytest.mark.claim("NORM-04")
 def test_the_norm_table_at_full_scale(norm_full, claim_record, claim_figure):
     vals = {arm: norm_full.val(arm) for arm in ARMS}
     claim_figure("NORM-04", "norm_full_loss_curves", draw_norm(norm_full, "pre vs post-norm, full scale"))
     for arm in ARMS:
-        claim_record("NORM-04", [round(v, 2) for v in vals[arm]], expected=DOC_NORM[arm],
-                     tolerance="healthy arms 37.8 ± 8 %; post > 100", label=f"{arm} (full, seeds 0-2)")
-    ratio = vals["post"] / vals["pre"]
-    claim_record("NORM-05", [round(r, 2) for r in ratio], expected=8.15, tolerance=">= 3 on every seed",
-                 label="post / pre (full)")
+        claim_record("NORM-04", vals[arm].round(2), expected=DOC_NORM[arm],
+                     tolerance="healthy arms 37.8 ± 8 %; post > 100", label=f"{arm} (full, per seed)")
     # 8 %: the seed spread of a 3000-step ladder rung is 1-2 %, plus a different init and corpus split
     for arm in ("pre", "pre+warmup", "post+warmup"):
-        assert all(v == pytest.approx(37.82, rel=0.08) for v in vals[arm]), arm
-    assert all(v > 100 for v in vals["post"]) and all(r >= 3 for r in ratio)
-    # NORM-06 and NORM-07: "exactly" and "barely" read as within 3 % (catalogue)
-    assert abs(np.mean(vals["post+warmup"]) - np.mean(vals["pre"])) / np.mean(vals["pre"]) < 0.03
-    assert abs(np.mean(vals["pre+warmup"]) - np.mean(vals["pre"])) / np.mean(vals["pre"]) < 0.03
+        assert np.all(np.abs(vals[arm] / 37.82 - 1) <= 0.08), arm
+    assert np.all(vals["post"] > 100)
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("NORM-05")
+def test_post_norm_without_warmup_is_eight_times_worse_at_full_scale(norm_full, claim_record):
+    pre, post = norm_full.val("pre"), norm_full.val("post")
+    ratio = claim_record("NORM-05", (post / pre).round(2), expected=8.15,
+                         tolerance="rounds to 8: [7.5, 8.5), every seed", label="post / pre (full)")
+    far = claim_record("NORM-05", post.round(2), expected=DOC_NORM["post"], tolerance="within ±15 %, every seed",
+                       label="post-norm without warmup (full)")
+    # "otto volte": eight, so the ratio rounds to 8. ±15 % on post: pre is held to ±8 % above, and a
+    # run that fails stalls where its blow-up leaves it, which the text gives once
+    assert np.all((7.5 <= ratio) & (ratio < 8.5)) and np.all(np.abs(far / DOC_NORM["post"] - 1) <= 0.15)
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("NORM-06")
+def test_post_norm_with_warmup_matches_pre_norm_at_full_scale(norm_full, claim_record):
+    pre, post_wu = norm_full.val("pre"), norm_full.val("post+warmup")
+    gap = claim_record("NORM-06", (post_wu.mean() - pre.mean()) / pre.mean(), expected="0.0016 (37.88 vs 37.82)",
+                       tolerance=f"|gap of the means| < {MARGIN} (catalogue)", label="(post+warmup - pre) / pre (full)")
+    assert abs(gap) < MARGIN  # "exactly": within 3 % (catalogue)
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("NORM-07")
+def test_warmup_barely_matters_for_pre_norm_at_full_scale(norm_full, claim_record):
+    pre, pre_wu = norm_full.val("pre"), norm_full.val("pre+warmup")
+    gap = claim_record("NORM-07", (pre_wu.mean() - pre.mean()) / pre.mean(), expected="-0.005 (37.62 vs 37.82)",
+                       tolerance=f"|gap of the means| < {MARGIN} (catalogue); the seeds recorded, a point estimate: the equivalence test runs at CI scale",
+                       label="(pre+warmup - pre) / pre (full)")
+    assert abs(gap) < MARGIN  # "barely": within 3 % (catalogue)
