@@ -6,7 +6,7 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model import GPT, GPTConfig, additive_mask, averaging_matrix, causal_mask
+from model import GPT, GPTConfig, additive_mask, averaging_matrix, causal_mask, ladder
 
 pytestmark = pytest.mark.fast
 
@@ -128,3 +128,18 @@ def test_any_scores_become_valid_weights(seed, scale):
     w = F.softmax(s.masked_fill(~causal_mask(16), float("-inf")), -1)
     assert (w >= 0).all()
     assert (w.sum(-1) - 1).abs().max() < 1e-6  # float32 row sums
+
+
+@pytest.mark.claim("MASK-03")
+@given(t=st.integers(0, 14), seed=st.integers(0, 2**31 - 1),
+       rung=st.sampled_from(list(ladder(GPTConfig(vocab_size=50, block_size=16, d_model=16)))))
+def test_every_rung_of_the_ladder_is_causal(t, seed, rung):
+    """Every mixer the ladder builds (none, the uniform mean, one head, four heads, with or
+    without residual, MLP, norms, two blocks): rewriting the future moves no past output."""
+    torch.manual_seed(seed)
+    m = GPT(ladder(GPTConfig(vocab_size=50, block_size=16, d_model=16))[rung]).eval()
+    x = torch.randint(0, 50, (2, 16))
+    y = x.clone()
+    y[:, t + 1:] = (y[:, t + 1:] + 1 + torch.randint(0, 48, (2, 15 - t))) % 50  # every later token changes
+    with torch.no_grad():
+        assert torch.equal(m(x)[:, : t + 1], m(y)[:, : t + 1])

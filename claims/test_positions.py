@@ -139,6 +139,25 @@ def test_rope_scores_depend_only_on_the_distance(offset, seed):
 
 
 @pytest.mark.fast
+@pytest.mark.claim("POS-08", "POS-10")
+@given(shift=st.integers(1, 20), seed=seeds, scheme=st.sampled_from(["rope", "alibi"]))
+def test_inside_attention_rope_and_alibi_scores_are_relative(shift, seed, scheme):
+    """As attention applies them: put the same tokens ``shift`` places later (after other
+    tokens) and every score among them is unchanged, before the mask. Absolute schemes
+    (learned, sinusoidal) would move them."""
+    from model import capture_attention
+    torch.manual_seed(seed)
+    m = GPT(GPTConfig(vocab_size=50, block_size=64, d_model=32, n_head=4, n_layer=1, positions=scheme)).double().eval()
+    x = torch.randint(0, 50, (1, 24))
+    y = torch.cat([torch.randint(0, 50, (1, shift)), x], 1)
+    with capture_attention(m) as maps, torch.no_grad():
+        m(x)
+        m(y)
+    alone, later = maps[0].scores, maps[1].scores[..., shift:, shift:]  # (1, nh, 24, 24) each
+    torch.testing.assert_close(later, alone, rtol=0, atol=1e-9)
+
+
+@pytest.mark.fast
 @pytest.mark.claim("POS-10")
 def test_alibi_is_a_linear_distance_penalty_with_one_slope_per_head():
     pe = build_positional("alibi", d_model=64, d_head=8, n_head=8, n_positions=64)
