@@ -151,6 +151,42 @@ def test_pretokens_concatenate_back_and_any_text_round_trips(text):
     assert bpe.decode(bpe.encode(text)) == text
 
 
+REPEATS = "aaaa aaa aa a bbbb abab aabb baaa aaaaaaa bb abba " * 20  # merges of a symbol with itself
+
+
+def _reference_encode(merges, word: bytes) -> list[int]:
+    """BPE as the merges define it: apply each merge, in the order learned, left to right."""
+    ids = list(word)
+    for rank, (a, b) in enumerate(merges):
+        out, i = [], 0
+        while i < len(ids):
+            if i + 1 < len(ids) and (ids[i], ids[i + 1]) == (a, b):
+                out.append(256 + rank)
+                i += 2
+            else:
+                out.append(ids[i])
+                i += 1
+        ids = out
+    return ids
+
+
+@pytest.mark.fast
+@given(st.text(alphabet="ab ", max_size=60))
+@settings(max_examples=80)
+def test_repeated_symbols_encode_as_the_merges_say_and_round_trip(text):
+    """Runs like "aaaa" hold overlapping pairs: (a, a) must merge left to right, once per pair."""
+    bpe = _repeats_bpe()
+    assert bpe.decode(bpe.encode(text)) == text
+    for word in pretokenize(text):
+        assert bpe.encode_word(word.encode()) == _reference_encode(bpe.merges, word.encode()), word
+
+
+def _repeats_bpe() -> BPE:
+    if "r" not in _BPE:
+        _BPE["r"] = train_bpe(REPEATS, 272)
+    return _BPE["r"]
+
+
 _BPE = {}
 
 

@@ -193,3 +193,17 @@ def test_the_labs_model_is_one_causal_pre_norm_block_predicting_the_next_charact
     w = torch.from_numpy(train[start[:, None] + np.arange(17)])  # (8, 17): 16 inputs and the one after
     expected = torch.nn.functional.cross_entropy(first(w[:, :-1]).flatten(0, 1), w[:, 1:].flatten())
     assert rec["loss"][0][0] == pytest.approx(expected.item(), rel=1e-12)
+
+
+@pytest.mark.fast
+@given(n=st.integers(1, 3), k=st.sampled_from([0.001, 0.1, 1.0]), seed=st.integers(0, 2**31 - 1))
+def test_an_ngram_is_a_distribution_over_the_vocabulary_for_any_context(n, k, seed):
+    """The counting baselines' probabilities, as their perplexities use them: for any context,
+    seen or not, p(. | context) sums to 1 over the 34 symbols."""
+    from experiments.ngram import NGram
+    rng = np.random.default_rng(seed)
+    m = NGram(n, 34, k).fit(rng.integers(0, 34, 300))
+    for ctx in (rng.integers(0, 34, n - 1), np.full(n - 1, 33)):  # a random context, and a rare one
+        seqs = np.array([np.r_[ctx, w] for w in range(34)])
+        p = np.exp([m.logprob(s_)[0] for s_ in seqs])
+        assert p.sum() == pytest.approx(1.0, abs=1e-12) and (p > 0).all()
