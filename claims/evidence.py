@@ -27,13 +27,14 @@ EVIDENCE = ROOT / "fixtures" / "evidence"
 FAMILIES = {"ladder": "LADDER_FULL", "sqrt": "SQRT_FULL", "norm": "NORM_FULL", "positions": "POS_FULL"}
 
 # Replay: the first steps of every record are retrained by the slow tier (claims/test_evidence.py).
-# Ten steps of every family's arms cost about 2 min of one core. Their tolerance is the
-# relative movement of the first ten losses between this machine's default kernels and
-# ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2, measured with
-# `python -m claims.evidence replay` on the recorded runs, times 3 (claims/pins.py's SAFETY),
-# floored at 1e-6 (pins' FLOOR for early values).
+# Ten steps of every family's arms cost about 2 min of one core. Their tolerance is 3x
+# (claims/pins.py's SAFETY) the largest relative movement of the first ten losses between this
+# machine's default kernels and ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE
+# ONEDNN_MAX_CPU_ISA=AVX2, measured with `python -m claims.evidence replay` under each: 0 under
+# the kernels that recorded them, 7e-8 to 1.5e-7 for divided heads, 1.9e-5 for the undivided
+# head at d_k = 1024 (√d_k records, AMD EPYC, 2026-11-30). Rerun it when a family is added.
 REPLAY_STEPS = 10
-REPLAY_RTOL = 1e-6
+REPLAY_RTOL = 6e-5
 
 
 def scale_of(family: str):
