@@ -31,8 +31,9 @@ FAMILIES = {"ladder": "LADDER_FULL", "sqrt": "SQRT_FULL", "norm": "NORM_FULL", "
 # (claims/pins.py's SAFETY) the largest relative movement of the first ten losses between this
 # machine's default kernels and ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE
 # ONEDNN_MAX_CPU_ISA=AVX2, measured with `python -m claims.evidence replay` under each: 0 under
-# the kernels that recorded them, 7e-8 to 1.5e-7 for divided heads, 1.9e-5 for the undivided
-# head at d_k = 1024 (√d_k records, AMD EPYC, 2026-11-30). Rerun it when a family is added.
+# the kernels that recorded them; 7e-8 to 1.5e-7 for divided heads and every positional scheme;
+# 1.9e-5 for the undivided head at d_k = 1024 (√d_k and positions records, AMD EPYC,
+# 2026-11-30). Rerun it when a family is added.
 REPLAY_STEPS = 10
 REPLAY_RTOL = 6e-5
 
