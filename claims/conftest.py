@@ -99,7 +99,8 @@ def _dump(request, name, arrays):
     (out / "pins" / f"{name}.json").write_text(json.dumps({k: v.tolist() for k, v in arrays.items()}))
 
 
-from claims.scales import Runs, runs_fixture, scale_names  # noqa: E402
+from claims.lab_report import TEXT as LAB_TEXT  # noqa: E402
+from claims.scales import LabRuns, Runs, runs_fixture, scale_names  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -107,9 +108,12 @@ def _evidence_provenance(request):
     """A test that judged committed full-scale evidence says so in its verdict: on which device
     and when the numbers were recorded (read at teardown, once the test has read its arms)."""
     yield
-    seen = sorted({e for v in request.node.funcargs.values() if isinstance(v, Runs) for e in v.evidence})
+    args = request.node.funcargs.values()
+    seen = sorted({e for v in args if isinstance(v, Runs) for e in v.evidence})
     if seen:
         request.node.user_properties.append(("claim_evidence", "evidence recorded on " + "; ".join(seen)))
+    if any(isinstance(v, LabRuns) for v in args):  # the lab's claims are read on another text
+        request.node.user_properties.append(("claim_evidence", f"measured on {LAB_TEXT}"))
 
 # every scale of claims/scales.py is a session fixture of its name in lower case: LADDER_CI -> ladder_ci
 for _name in scale_names():

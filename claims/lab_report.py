@@ -1,38 +1,56 @@
-"""How the Polish lab's runs are reported: a per-run property as a rate with a binomial
-test beside the chapter's own 5-seed count, and the curves of the main excerpt."""
+"""How the Polish lab's runs are judged.
+
+The chapter states each claim on its own five starts of one text. That statement, read on
+the main excerpt's five seeds, is the verdict. The same property over 5 excerpts x 5 seeds is
+a second, reported reading: how far the statement generalises, never the verdict.
+
+Seed labels do not carry over: the chapter's "start 2" drew its own numpy stream on its own
+text, ours draws torch's on Pan Tadeusz. So a sentence about one named start is read as a
+sentence about one of the five starts, and our run of that number is reported beside it.
+
+Rounding cannot move these verdicts: the main excerpt's ten runs (with and without positions)
+trained in float32 and in float64 end within 5.3e-6 of each other, relative, at every
+checkpoint, and under the AVX2 kernel settings bit-identical (benchmarks/lab_rounding.py).
+A verdict is still only as firm as its closest comparison, so every test checks that margin.
+"""
 import numpy as np
-from scipy.stats import binomtest
+import pytest
 
-RATE_P = 0.05  # one-sided binomial test against 1/2 over 25 runs: 18 of 25 or more
-# "on each of the five starts": a property holds on every one of five random starts more often
-# than not when its rate is at least 0.5 ** (1/5). Five seeds cannot show that: a property with
-# a 96 % rate misses one of five seeds one time in five (TINY-13 did at CLAIMS_SEED_OFFSET=100),
-# so the chapter's five-start statements are judged by their rate over the 25 runs.
-EVERY_START = 0.5 ** (1 / 5)
+TEXT = "Pan Tadeusz, not the lab's own text"
+MAIN = "main excerpt, seeds 1-5"
+ROUNDING = 1e-3  # relative margin a deciding comparison must clear: ~100x what rounding moves
 
 
-def record_rate(claim_record, claim_id, holds, label, expected):
-    """Record a per-run property (excerpt, seed) as the chapter's 5-seed count on the main
-    excerpt and a rate over all runs; returns the binomial p-value of the rate."""
-    holds = np.asarray(holds, bool)
-    k, n = int(holds.sum()), holds.size
-    p = binomtest(k, n, 0.5, alternative="greater").pvalue
-    claim_record(claim_id, f"{int(holds[0].sum())}/{holds.shape[1]}", expected=expected, tolerance="reported",
-                 label=f"main excerpt, seeds 1-5: {label}")
-    claim_record(claim_id, f"{k}/{n} (binomial p = {p:.2g})", tolerance=f"holds on more runs than not, p < {RATE_P}",
-                 label=f"5 excerpts x 5 seeds: {label}")
-    return p
+def per_run(*less):
+    """Per (excerpt, seed) run: whether every ``a < b`` in ``less`` holds, and how firmly.
+
+    A run's outcome is as firm as the comparison that decides it: the smallest relative gap if
+    the run holds, the largest failing one if it does not.
+    """
+    a, b = (np.stack(np.broadcast_arrays(*xs)).astype(float) for xs in zip(*less))  # (K, excerpt, seed)
+    ok = a < b
+    gap = np.abs(a - b) / np.maximum(np.abs(a), np.abs(b))
+    holds = ok.all(0)
+    return holds, np.where(holds, gap.min(0), np.where(ok, 0.0, gap).max(0))
 
 
-def record_every_start(claim_record, claim_id, holds, label, expected="5 of 5"):
-    """A 'holds on each of the five starts' claim: its rate over all runs must reach
-    EVERY_START (and beat 1/2 by the binomial test). Returns whether it does."""
-    p = record_rate(claim_record, claim_id, holds, label, expected=expected)
-    rate = float(np.mean(holds))
-    claim_record(claim_id, round(rate, 3), expected="1.0 (each of five starts)",
-                 tolerance=f">= {EVERY_START:.3f}: five starts all show it more often than not; p < {RATE_P}",
-                 label=f"5 excerpts x 5 seeds: rate of '{label}'")
-    return rate >= EVERY_START and p < RATE_P
+def main_count(claim_record, claim_id, runs, label, expected):
+    """Record a per-run property from ``per_run``: its count on the main excerpt, which is the
+    verdict's input; over all runs, which is reported; and the main excerpt's weakest margin.
+    A margin inside rounding fails the test: a coin toss on another machine is no verdict."""
+    holds, firm = runs
+    k = claim_record(claim_id, int(holds[0].sum()), expected=expected, tolerance="the chapter's count, exactly",
+                     label=f"{MAIN} ({TEXT}): {label}")
+    claim_record(claim_id, f"{int(holds.sum())} of {holds.size}",
+                 tolerance="reported: how far it generalises, not the verdict",
+                 label=f"all {holds.shape[0]} excerpts" + (f" x {holds.shape[1]} seeds" * (holds.shape[1] > 1)) + f": {label}")
+    m = float(firm[0].min())
+    claim_record(claim_id, round(m, 4), tolerance=f"> {ROUNDING} (rounding moves the lab by < 1e-5)",
+                 label=f"{MAIN}: smallest relative margin deciding a run ({label})")
+    if m <= ROUNDING:
+        pytest.fail(f"{claim_id} is decided by a margin of {m:.2g}, inside what rounding can move "
+                    f"({ROUNDING}): a coin toss on another machine, so no verdict", pytrace=False)
+    return k
 
 
 def draw_lab(lab, positions=True):

@@ -1,0 +1,34 @@
+"""How far rounding moves the Polish lab: the main excerpt's ten runs (seeds 1-5, with and
+without positions) trained in float32, as the lab runs, and in float64. The largest relative
+difference at any checkpoint bounds what another machine's kernels could move, since those
+also differ from ours by a float32 rounding per operation. Prints figures; asserts nothing.
+
+    CLAIMS_DATA_DIR=... python -m benchmarks.lab_rounding
+
+Measured 2026-11-30 on AMD EPYC, torch 2.13.0+cpu: float32 against float64 at most 5.3e-6;
+float32 under ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2 bit-identical.
+claims/lab_report.py sets its margin rule from this (ROUNDING = 1e-3).
+"""
+from dataclasses import replace
+
+import numpy as np
+
+from claims.scales import TINY_LAB
+from experiments.polish import excerpts
+from experiments.polish_lab import train_runs, with_positions
+
+
+def main():
+    main_excerpt = excerpts(1)[0]
+    for pe in (True, False):
+        cfg = with_positions(TINY_LAB.config, pe)
+        runs = [(main_excerpt, s) for s in TINY_LAB.seeds]
+        f32, f64 = (train_runs(replace(cfg, dtype=d), runs) for d in ("float32", "float64"))
+        for part in ("train", "val", "test"):
+            a, b = np.array(f32[part]), np.array(f64[part])  # (seed, checkpoint)
+            print(f"{'with' if pe else 'without'} positions, {part:5s}: float32 vs float64 at most "
+                  f"{np.abs(a / b - 1).max():.2e} relative over {a.size} (seed, checkpoint) values")
+
+
+if __name__ == "__main__":
+    main()
