@@ -103,6 +103,18 @@ def test_the_tables_fitted_exponents_are_1_91_and_1_87(claim_record):
 
 
 @pytest.mark.fast
+@pytest.mark.claim("COST-05")
+def test_the_tables_doubling_ratios_close_in_on_4_in_time_and_in_memory(claim_record):
+    ns = sorted(TABLE)[-4:]  # the doublings the text reads: 1024 -> 8192
+    for col, what in ((0, "time"), (3, "memory")):
+        ratios = [TABLE[b][col] / TABLE[a][col] for a, b in zip(ns, ns[1:])]
+        off = claim_record("COST-05", [round(abs(r - 4), 2) for r in ratios], expected="shrinking towards 0",
+                           tolerance="strictly decreasing", label=f"the chapter's table: |{what} ratio - 4| per doubling")
+        assert all(a > b for a, b in zip(off, off[1:])), what  # time oscillates (3.14, 4.37, 3.69) but closes in
+    assert round(TABLE[8192][3] / TABLE[4096][3], 2) == 3.91
+
+
+@pytest.mark.fast
 @pytest.mark.claim("COST-06")
 def test_the_tables_projections_grow_tenfold_for_eightfold_tokens():
     assert abs(TABLE[8192][1] / TABLE[1024][1] - 10) < 0.05
@@ -234,6 +246,22 @@ def test_time_grows_as_n_squared(timings, claim_record):
         f"time exponent {t:.2f}, 95 % interval [{lo:.2f}, {hi:.2f}], lies outside {TIME_BAND}"
 
 
+# COST-05's time half: "converges exactly to 4" read at the last doubling, as close to 4 as the
+# chapter's own last time ratio is (8192 / 4096: 3.69, 0.31 below 4)
+TIME_X4 = (4 - 0.31, 4 + 0.31)
+
+
+@pytest.mark.slow
+@pytest.mark.scale("ci")
+@pytest.mark.claim("COST-05")
+def test_doubling_n_multiplies_the_time_by_about_4(timings, claim_record):
+    a, b = CPU_NS[-2:]
+    r = claim_record("COST-05", round(timings[b][0] / timings[a][0], 3), expected="4 (the chapter's last: 3.69)",
+                     tolerance=f"{list(TIME_X4)}: as close as the chapter's own last time ratio",
+                     label=f"time ratio {a} -> {b} (CPU, torch.utils.benchmark, fastest of three rounds)")
+    assert TIME_X4[0] <= r <= TIME_X4[1]
+
+
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("COST-06")
@@ -275,7 +303,7 @@ def _draw_cost(rows):
 
 
 @pytest.mark.gpu
-@pytest.mark.claim("COST-04", "COST-07")
+@pytest.mark.claim("COST-04", "COST-05", "COST-07")
 def test_on_cuda_the_scores_hit_the_memory_wall_where_the_arithmetic_says(device, claim_record):
     if device.type != "cuda":
         pytest.skip("the out-of-memory point is a property of a CUDA card")
@@ -286,11 +314,13 @@ def test_on_cuda_the_scores_hit_the_memory_wall_where_the_arithmetic_says(device
     rows = [measure(n, "naive", CostConfig(), device) for n in ns]
     m, _ = slope(ns[-4:], [r["peak_bytes"] for r in rows[-4:]])
     claim_record("COST-04", round(m, 3), expected=1.87, tolerance="[1.8, 2.05]", label="memory exponent (CUDA)")
+    x4 = claim_record("COST-05", round(rows[3]["ms_total"] / rows[2]["ms_total"], 3), expected=3.69,
+                      tolerance=f"{list(TIME_X4)}", label="time ratio 4096 -> 8192 (CUDA)")
     predicted = 2 * 8 * 16384**2 * 4  # scores and weights live at once
     claim_record("COST-07", rows[-1]["peak_bytes"] / 2**30, expected=8,
                  tolerance="within 10 % of 16 GiB: the document's 8 GiB of scores, and as much of weights",
                  label=f"peak GiB at 16,384 tokens on {torch.cuda.get_device_name(device)}")
-    assert 1.8 <= m <= 2.05
+    assert 1.8 <= m <= 2.05 and TIME_X4[0] <= x4 <= TIME_X4[1]
     assert rows[-1]["peak_bytes"] == pytest.approx(predicted, rel=0.10)
     # an 8 GB card: cap this process at 8e9 bytes and the naive layer cannot run; the tiled one can.
     # The caching allocator still holds the uncapped run's blocks: release them before the cap.
