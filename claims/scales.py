@@ -365,6 +365,10 @@ def _sqrt_rungs(**kw):
 SQRT_FULL = Scale("sqrt-full", _sqrt_rungs(),
                   TrainConfig(steps=1500, batch_size=32, lr=1e-3, trace_every=100, attention_stats=True),
                   seeds=seeds(0, 1, 2), ci=False)
+# SQRT-09's sign ("the run without is slightly ahead") is asserted only over five seeds, as the
+# catalogue asks: SQRT_FULL's d_k = 32 pair on seeds 0-4 (its evidence is the sqrt family's)
+SQRT32_FULL = Scale("sqrt32-full", {a: SQRT_FULL.arms[a] for a in ("div-32", "nodiv-32")}, SQRT_FULL.train,
+                    seeds=seeds(0, 1, 2, 3, 4), ci=False)
 # CI: width 64, window 32, batch 16, 1000 steps at 3e-3 (at 300 steps nothing separates). The
 # window is halved from the 64 first tried to keep issue 6's CI share within 10 minutes; at 64
 # the same orderings held on seeds 0-2.

@@ -357,10 +357,26 @@ def test_the_divided_head_stays_soft(sqrt_ci, claim_record):
 
 @pytest.mark.gpu
 @pytest.mark.claim("SQRT-09")
-def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt_full, claim_record):
-    worth = claim_record("SQRT-09", _worth(sqrt_full, 32).round(2), expected=DOC_WORTH[32], tolerance="|Δ32| < 2",
-                         label="no division - division, d_k = 32 (full)")
+def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt32_full, claim_record):
+    worth = claim_record("SQRT-09", _worth(sqrt32_full, 32).round(2), expected=DOC_WORTH[32],
+                         tolerance="|Δ32| < 2 on every seed",
+                         label=f"no division - division, d_k = 32 (full), seeds {list(sqrt32_full.seeds)}")
     assert np.all(np.abs(worth) < 2)
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("SQRT-09")
+@diverges("at full scale the run without the division is not ahead on every one of five "
+          "seeds (values in the report)")
+def test_at_32_the_run_without_the_division_is_slightly_ahead_at_full_scale(sqrt32_full, claim_record):
+    worth = _worth(sqrt32_full, 32)
+    if len(worth) < 5:
+        pytest.skip(f"the sign is asserted over five seeds, and {len(worth)} of them recorded: run `python -m "
+                    "claims.evidence run --family sqrt --arms div-32,nodiv-32 --seeds 0,1,2,3,4`")
+    ahead = claim_record("SQRT-09", int((worth < 0).sum()), expected="5 of 5 (no-division slightly ahead)",
+                         tolerance="every seed: a one-sided sign test, p = 1/32",
+                         label="seeds where no division ends below division, d_k = 32 (full)")
+    assert ahead == len(worth)
 
 
 @pytest.mark.gpu
