@@ -30,7 +30,7 @@ def test_the_tiny_gpt_has_4626_weights_in_the_canonical_breakdown(claim_record):
     n = claim_record("TINY-19", count(m), expected=4626, tolerance="exact")
     assert n == 4626
     no_pe = claim_record("TINY-19", count(GPT(tiny_lab_config(positions="none"))), expected="4,370 (derived)",
-                         tolerance="exact")
+                         tolerance="exact", label="without positional encoding")
     assert no_pe == 4626 - 256
 
 
@@ -111,7 +111,7 @@ def test_hand_written_gradients_match_autograd_and_finite_differences(claim_reco
     _, ours, cache = lab.forward(w[:, :-1], w[:, 1:])
     grads = lab.backward(cache)
     worst = max(np.abs(grads[k] - p.grad.numpy()).max() for k, p in m.named_parameters())
-    claim_record("TINY-10", worst, tolerance="< 1e-12 (float64)")
+    claim_record("TINY-10", worst, tolerance="< 1e-12 (float64)", label="max |grad numpy - grad autograd|")
     assert abs(ours - loss.item()) < 1e-12 and worst < 1e-12
     rng, h, rel = np.random.default_rng(0), 1e-6, []
     for k in grads:  # central differences on 12 coordinates of every tensor
@@ -127,14 +127,16 @@ def test_hand_written_gradients_match_autograd_and_finite_differences(claim_reco
             rel.append(abs(fd - grads[k][i]) / (1e-8 + 1e-6 * abs(grads[k][i])))
     # central differences at h = 1e-6: truncation ~h^2, round-off ~eps * loss / h ~ 4e-10,
     # so each error must be below 1e-8 absolute + 1e-6 relative
-    claim_record("TINY-10", max(rel), tolerance="<= 1 (error / (1e-8 + 1e-6 |grad|))")
+    claim_record("TINY-10", max(rel), tolerance="<= 1 (error / (1e-8 + 1e-6 |grad|))",
+                 label="worst finite-difference error, in units of the tolerance")
     assert max(rel) <= 1
 
 
 @pytest.mark.fast
 @pytest.mark.claim("TINY-10")
 def test_numpy_and_torch_give_the_same_losses_for_50_steps(claim_record):
-    worst = claim_record("TINY-10", _mirror(1, _random_batches(1, 50)), tolerance="< 1e-9 relative (float64)")
+    worst = claim_record("TINY-10", _mirror(1, _random_batches(1, 50)), tolerance="< 1e-9 relative (float64)",
+                         label="seed 1, 50 steps on random text: max relative loss difference")
     assert worst < 1e-9
 
 
@@ -160,7 +162,8 @@ def test_stacked_training_equals_single_runs():
 @pytest.mark.claim("TINY-10")
 def test_numpy_and_torch_agree_on_five_seeds_for_400_steps(claim_record):
     worst = claim_record("TINY-10", [_mirror(s, _lab_batches(s, 400)) for s in range(1, 6)],
-                         expected="the same numbers", tolerance="< 1e-9 relative (float64)")
+                         expected="the same numbers", tolerance="< 1e-9 relative (float64)",
+                         label=f"seeds 1-5, 400 steps of the lab on {TEXT}: max relative loss difference")
     assert max(worst) < 1e-9
 
 
@@ -169,7 +172,8 @@ def test_numpy_and_torch_agree_on_five_seeds_for_400_steps(claim_record):
 @pytest.mark.claim("TINY-10")
 def test_numpy_and_torch_agree_on_seed_1_for_6400_steps(claim_record):
     worst = claim_record("TINY-10", _mirror(1, _lab_batches(1, 6400)), expected="the same numbers",
-                         tolerance="< 1e-9 relative (float64)")
+                         tolerance="< 1e-9 relative (float64)",
+                         label=f"seed 1, 6,400 steps of the lab on {TEXT}: max relative loss difference")
     assert worst < 1e-9
 
 
