@@ -71,3 +71,45 @@ def test_stacked_seeds_start_from_their_own_single_initialisation():
         torch.manual_seed(seed)
         for k, p in GPT(cfg).named_parameters():
             assert torch.equal(stacked.params[k][m], p), k
+
+
+def _dropout_cfg():
+    return replace(CONFIGS["ladder/2-blocks"], dropout=0.5)
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("seeds", [(0,), SEEDS], ids=["single", "stacked"])
+def test_train_and_eval_switch_dropout_in_every_member(seeds):
+    """train() and eval() act as on a module: every member's dropout on, then off."""
+    stack = Stack(_dropout_cfg(), seeds)
+    x = torch.randint(40, (2, 8), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        stack.eval()
+        assert torch.equal(stack.logits(x), stack.logits(x))  # dropout off: deterministic
+        assert all(not stack.model(m).training for m in range(len(seeds)))
+        stack.train()  # no argument: training mode, as nn.Module.train()
+        for m in range(len(seeds)):
+            one = stack.model(m)
+            assert one.training and not torch.equal(one(x), one(x))  # dropout on: passes differ
+        if len(seeds) == 1:
+            assert not torch.equal(stack.logits(x), stack.logits(x))
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("seeds", [(0,), SEEDS], ids=["single", "stacked"])
+def test_the_weights_live_once_on_the_device_asked_for(seeds):
+    """Training runs on a GPU (the meta device stands in where there is none), and M seeds
+    cost M models' memory: the module that only carries the code holds no weights."""
+    stack = Stack(CONFIGS["ladder/2-blocks"], seeds, device="meta")
+    assert {p.device.type for p in stack.parameters()} == {"meta"}
+    if len(seeds) > 1:
+        assert all(t.is_meta for t in [*stack.base.parameters(), *stack.base.buffers()])
+
+
+@pytest.mark.fast
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_member_comes_back_on_the_stacks_device():
+    stack = Stack(CONFIGS["ladder/2-blocks"], SEEDS, device="cuda")
+    one = stack.model(1)
+    for k, p in one.named_parameters():
+        assert p.is_cuda and torch.equal(p, stack.params[k][1]), k
