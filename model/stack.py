@@ -47,7 +47,8 @@ class Stack:
 
     def _call(self, args, dims):
         f = lambda p, b, *a: functional_call(self.base, (p, b), a)  # noqa: E731
-        return vmap(f, in_dims=(0, 0, *dims))(self.params, self.buffers, *args)
+        # randomness="different": each model draws its own dropout masks, as it would alone
+        return vmap(f, in_dims=(0, 0, *dims), randomness="different")(self.params, self.buffers, *args)
 
     def loss(self, x, y) -> torch.Tensor:
         """x, y (M, B, T): each model's own batch -> (M,) mean cross-entropies."""
