@@ -245,3 +245,12 @@ def test_tiled_attention_running_max_is_per_query_row():
     out = tiled_attention(q, k, v, tile=5)
     assert torch.isfinite(out).all()
     _close(out, attend(q, k, v), 1e-10)
+
+
+@pytest.mark.parametrize("Tk", [6, 3], ids=["more keys", "fewer keys"])
+def test_tiled_attention_reads_every_key_when_there_are_not_as_many_as_queries(Tk):
+    # cross-attention shapes: without a mask every key counts; with one, the lengths must agree
+    q, (k, v) = _qkv(4, 5)[0], _qkv(Tk, 5, seed=1)[:2]
+    _close(tiled_attention(q, k, v, causal=False, tile=2), attend(q, k, v, causal=False), 1e-12)
+    with pytest.raises(ValueError, match=f"causal attention needs as many keys as queries, got {Tk} keys for 4"):
+        tiled_attention(q, k, v, tile=2)

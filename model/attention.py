@@ -104,7 +104,9 @@ def tiled_attention(q, k, v, *, causal=True, scale=True, tile=128, probe=None):
     softmax"). No more than one (tile x tile) block of scores exists at any moment: memory is
     linear in n. ``probe(scores_block)`` sees every block, for the claims that count them.
     """
-    T, hs = q.shape[-2], q.shape[-1]
+    T, hs, Tk = q.shape[-2], q.shape[-1], k.shape[-2]
+    if causal and Tk != T:
+        raise ValueError(f"causal attention needs as many keys as queries, got {Tk} keys for {T} queries")
     s_scale = 1 / math.sqrt(hs) if scale else 1.0
     out = torch.empty_like(q)
     for i0 in range(0, T, tile):
@@ -112,7 +114,7 @@ def tiled_attention(q, k, v, *, causal=True, scale=True, tile=128, probe=None):
         m = torch.full(qi.shape[:-1], float("-inf"), dtype=q.dtype, device=q.device)  # (..., tq)
         l = torch.zeros_like(m)
         acc = torch.zeros_like(qi)
-        for j0 in range(0, (i0 + qi.shape[-2]) if causal else T, tile):
+        for j0 in range(0, (i0 + qi.shape[-2]) if causal else Tk, tile):
             s = (qi @ k[..., j0:j0 + tile, :].transpose(-2, -1)) * s_scale  # (..., tq, tk)
             if causal and j0 + s.shape[-1] > i0:  # the block crosses the diagonal
                 rows = torch.arange(i0, i0 + s.shape[-2], device=q.device)[:, None]
