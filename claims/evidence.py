@@ -66,7 +66,10 @@ def config_of(spec) -> dict:
 
 @functools.cache
 def _commit() -> str:
-    """The commit the code was at when the set started (cached: later commits are not its)."""
+    """The commit the code was at when the set started (cached: later commits are not its).
+    CLAIMS_COMMIT names it for a copy of the tree that has no .git (a rented GPU machine)."""
+    if os.environ.get("CLAIMS_COMMIT"):
+        return os.environ["CLAIMS_COMMIT"]
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                               text=True, check=True).stdout.strip()
