@@ -236,6 +236,8 @@ def test_warmup_is_the_patch_that_rescues_post_norm(norm_ci, claim_record):
 
 @pytest.mark.gpu
 @pytest.mark.claim("NORM-04")
+@diverges("at full scale the three healthy arms end well above the text's 37.8 (values in the report); "
+          "post-norm without warmup stalls near the unigram's perplexity, as the text's 308.05 does")
 def test_the_norm_table_at_full_scale(norm_full, claim_record, claim_figure):
     vals = {arm: norm_full.val(arm) for arm in ARMS}
     claim_figure("NORM-04", "norm_full_loss_curves", draw_norm(norm_full, "pre vs post-norm, full scale"))
@@ -250,6 +252,8 @@ def test_the_norm_table_at_full_scale(norm_full, claim_record, claim_figure):
 
 @pytest.mark.gpu
 @pytest.mark.claim("NORM-05")
+@diverges("at full scale post-norm without warmup fails as the text's does, near 308, but pre-norm ends "
+          "well above 37.8, so post is well short of eight times worse (values in the report)")
 def test_post_norm_without_warmup_is_eight_times_worse_at_full_scale(norm_full, claim_record):
     pre, post = norm_full.val("pre"), norm_full.val("post")
     ratio = claim_record("NORM-05", (post / pre).round(2), expected=8.15,
@@ -264,6 +268,8 @@ def test_post_norm_without_warmup_is_eight_times_worse_at_full_scale(norm_full, 
 
 @pytest.mark.gpu
 @pytest.mark.claim("NORM-06")
+@diverges("at full scale post-norm with warmup ends well below pre-norm without it, not level with it "
+          "(values in the report)")
 def test_post_norm_with_warmup_matches_pre_norm_at_full_scale(norm_full, claim_record):
     pre, post_wu = norm_full.val("pre"), norm_full.val("post+warmup")
     gap = claim_record("NORM-06", (post_wu.mean() - pre.mean()) / pre.mean(), expected="0.0016 (37.88 vs 37.82)",
@@ -273,6 +279,7 @@ def test_post_norm_with_warmup_matches_pre_norm_at_full_scale(norm_full, claim_r
 
 @pytest.mark.gpu
 @pytest.mark.claim("NORM-07")
+@diverges("at full scale warmup improves pre-norm by more than the 3 % margin (values in the report)")
 def test_warmup_barely_matters_for_pre_norm_at_full_scale(norm_full, claim_record):
     pre, pre_wu = norm_full.val("pre"), norm_full.val("pre+warmup")
     gap = claim_record("NORM-07", (pre_wu.mean() - pre.mean()) / pre.mean(), expected="-0.005 (37.62 vs 37.82)",
