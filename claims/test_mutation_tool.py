@@ -10,9 +10,12 @@ RESULTS = """    model.mask.x_causal_mask__mutmut_1: killed
     model.gpt.x_ladder__mutmut_8: no tests
 """
 DOC = """# Mutation testing
+## Equivalent mutants
 - `model.mask.x_causal_mask__mutmut_2`: `diagonal=1` -> `diagonal=+1` — the same integer
 - `model.mask.x_causal_mask__mutmut_1`: `ones` -> `zeros` — was equivalent once
 text that is not an entry
+## Survivors
+- `model.mask.x_causal_mask__mutmut_3`: named here, and not an equivalent
 """
 
 

@@ -25,8 +25,11 @@ DETECTED = {"killed", "timeout", "segfault"}
 
 
 def equivalents(text: str) -> dict[str, str]:
-    """Mutant name -> reason, from the lines "- `model.x__mutmut_N`: ... — reason"."""
-    return {m[1]: m[2].strip() for m in re.finditer(r"^- `(model\.[^`]+)`:(.*)$", text, re.M)}
+    """Mutant name -> reason, from the lines "- `model.x__mutmut_N`: ... — reason" of the
+    section "## Equivalent mutants" (other sections may name mutants too)."""
+    section = re.search(r"^## Equivalent mutants$(.*?)(?=^## |\Z)", text, re.M | re.S)
+    body = section[1] if section else ""
+    return {m[1]: m[2].strip() for m in re.finditer(r"^- `(model\.[^`]+)`:(.*)$", body, re.M)}
 
 
 def results(text: str) -> dict[str, str]:
