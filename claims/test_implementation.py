@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
+from claims.marks import diverges
 from model import MultiHeadAttention, causal_mask
 
 
@@ -77,14 +78,25 @@ def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
     assert np.all(v2 >= v1)  # ... and no better on what it did not
 
 
+# A trained value moves by up to 2 % between two machines: a gap smaller than that is no verdict
+MACHINE_MOVE = 0.02
+
+
 @pytest.mark.gpu
 @pytest.mark.claim("DEPTH-01")
+@diverges("at full scale two blocks end level with one on validation, inside what two machines can "
+          "move a trained value, where the text's are clearly worse: the overfitting shows on train "
+          "only (values in the report)")
 def test_two_blocks_overfit_at_the_documents_scale(ladder_full, claim_record):
-    """±10 %: one run per model; the catalogue's band for these four numbers."""
+    """±10 %: one run per model; the catalogue's band for these four numbers. Overfitting: two
+    blocks better on train and worse on validation, each by more than a machine moves a run."""
     (t1,), (t2,) = ladder_full.train("+layernorm"), ladder_full.train("2-blocks")
     (v1,), (v2,) = ladder_full.val("+layernorm"), ladder_full.val("2-blocks")
     for label, got, doc in (("1 block train", t1, 18.77), ("2 blocks train", t2, 14.49),
                             ("1 block val", v1, 38.07), ("2 blocks val", v2, 40.57)):
         claim_record("DEPTH-01", got, expected=doc, tolerance="±10 %", label=f"full scale: {label}")
-    assert t2 < t1 and v2 > v1
+    gaps = claim_record("DEPTH-01", [round((t1 - t2) / t1, 4), round((v2 - v1) / v1, 4)],
+                        expected=[round((18.77 - 14.49) / 18.77, 4), round((40.57 - 38.07) / 38.07, 4)],
+                        tolerance=f"> {MACHINE_MOVE} each", label="full scale: 2 blocks' train gain, val loss (relative)")
     assert [t1, t2, v1, v2] == pytest.approx([18.77, 14.49, 38.07, 40.57], rel=0.10)
+    assert gaps[0] > MACHINE_MOVE and gaps[1] > MACHINE_MOVE
