@@ -357,6 +357,8 @@ def test_the_divided_head_stays_soft(sqrt_ci, claim_record):
 
 @pytest.mark.gpu
 @pytest.mark.claim("SQRT-09")
+@diverges("at full scale, over five seeds, dropping the division costs more than 2 points on most "
+          "seeds: it is not worth nothing at d_k = 32 (values in the report)")
 def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt32_full, claim_record):
     worth = claim_record("SQRT-09", _worth(sqrt32_full, 32).round(2), expected=DOC_WORTH[32],
                          tolerance="|Δ32| < 2 on every seed",
