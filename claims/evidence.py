@@ -27,8 +27,10 @@ EVIDENCE = ROOT / "fixtures" / "evidence"
 FAMILIES = {"ladder": "LADDER_FULL", "sqrt": "SQRT_FULL", "norm": "NORM_FULL", "positions": "POS_FULL"}
 
 # Replay: the first steps of every record are retrained by the slow tier (claims/test_evidence.py).
-# Ten steps of every family's arms cost about 2 min of one core. Their tolerance is 3x
-# (claims/pins.py's SAFETY) the largest relative movement of the first ten losses between this
+# Four steps: the loss at initialisation, then three of backward and optimizer (warmup included),
+# so a change to any of them shows. Ten, as first, cost 143 s of the slow tier for 35 records (a
+# 12-block norm step alone takes 2.4 s on one core); four stay within its 2-minute budget. The
+# tolerance is 3x (claims/pins.py's SAFETY) the largest relative movement of the first ten losses between this
 # machine's default kernels and ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE
 # ONEDNN_MAX_CPU_ISA=AVX2, measured with `python -m claims.evidence replay` under each: 0 under
 # the kernels that recorded them; 7e-8 to 1.5e-7 for divided heads and every positional scheme;
@@ -37,7 +39,7 @@ FAMILIES = {"ladder": "LADDER_FULL", "sqrt": "SQRT_FULL", "norm": "NORM_FULL", "
 # for every ladder, norm and positions record, 1.5e-6 and 1.9e-5 for the undivided heads at 256
 # and 1024. Records made on a GPU replay on the CPU too: the norm family's, recorded on an H200
 # (torch 2.11, TF32 off as by default), move 7e-8 to 1.6e-7 here. Rerun it when a family is added.
-REPLAY_STEPS = 10
+REPLAY_STEPS = 4
 REPLAY_RTOL = 6e-5
 
 
