@@ -49,7 +49,7 @@ def scale_of(family: str):
 
 
 # scales made of a family's arms on more seeds: they read (and are recorded into) its records
-SUBSETS = {"SQRT32_FULL": "sqrt"}
+SUBSETS = {"SQRT32_FULL": "sqrt", "LADDER_LN_FULL": "ladder"}
 
 
 def family_of(scale_name: str) -> str:

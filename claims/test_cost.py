@@ -163,6 +163,7 @@ def test_tiled_attention_never_holds_more_than_one_tile_of_scores(claim_record):
 # ---- measured scaling: CPU (slow) and CUDA (gpu) --------------------------------------------
 
 from experiments.cost import CostConfig, measure, slope, table  # noqa: E402
+from claims.rules import TOST_LEVEL, inside  # noqa: E402
 from claims.scales import COST_CI  # noqa: E402
 
 CPU_NS = COST_CI.ns
@@ -200,7 +201,7 @@ def bench_ms(fn) -> float:
     return min(m.blocked_autorange(min_run_time=0.2).times) * 1e3
 
 
-def exponent_ci(ns, ms, level=0.95) -> tuple[float, float, float]:
+def exponent_ci(ns, ms, level=TOST_LEVEL) -> tuple[float, float, float]:
     """Log-log slope and its two-sided confidence interval (t with n - 2 degrees of freedom)."""
     from scipy import stats
     m, se = slope(ns, ms)
@@ -234,16 +235,16 @@ TIME_BAND = (1.7, 2.2)  # the text's 1.91, +-0.2 and more room above for the CPU
 @pytest.mark.scale("ci")
 @pytest.mark.claim("COST-04")
 def test_time_grows_as_n_squared(timings, claim_record):
-    """Judged once, on the 95 % interval of the fitted exponent: the claim holds when the
-    interval meets the band (the data cannot tell the exponent from one in it) and diverges
-    only when the whole interval lies outside it."""
+    """"time ~ n^1.91" is a claim about a value, so an equivalence: the fitted exponent's 90 %
+    interval (two one-sided tests at 5 %) must lie inside the band; noisy timings widen the
+    interval and make the pass harder, never easier."""
     ns = CPU_NS[-4:]
     t, lo, hi = exponent_ci(ns, [timings[n][0] for n in ns])
     claim_record("COST-04", round(t, 3), expected=1.91,
-                 tolerance=f"95 % interval [{lo:.2f}, {hi:.2f}] meets {list(TIME_BAND)}",
+                 tolerance=f"90 % interval [{lo:.2f}, {hi:.2f}] inside {list(TIME_BAND)} (TOST, claims/rules.py)",
                  label="time exponent, last four sizes (CPU, torch.utils.benchmark, fastest block)")
-    assert hi >= TIME_BAND[0] and lo <= TIME_BAND[1], \
-        f"time exponent {t:.2f}, 95 % interval [{lo:.2f}, {hi:.2f}], lies outside {TIME_BAND}"
+    assert inside(lo, hi, TIME_BAND), \
+        f"time exponent {t:.2f}, 90 % interval [{lo:.2f}, {hi:.2f}], not inside {TIME_BAND}"
 
 
 # COST-05's time half: "converges exactly to 4" read at the last doubling, as close to 4 as the
@@ -269,9 +270,9 @@ def test_the_projections_grow_linearly(timings, claim_record):
     ns = CPU_NS[-4:]
     p, lo, hi = exponent_ci(ns, [timings[n][1] for n in ns])
     claim_record("COST-06", round(p, 3), expected="≈1 (×10 for ×8)",
-                 tolerance=f"95 % interval [{lo:.2f}, {hi:.2f}] meets [0.8, 1.25]",
+                 tolerance=f"90 % interval [{lo:.2f}, {hi:.2f}] inside [0.8, 1.25] (TOST, claims/rules.py)",
                  label="projection time exponent, last four sizes (CPU, torch.utils.benchmark, fastest block)")
-    assert hi >= 0.8 and lo <= 1.25, f"projection exponent {p:.2f}, 95 % interval [{lo:.2f}, {hi:.2f}]"
+    assert inside(lo, hi, (0.8, 1.25)), f"projection exponent {p:.2f}, 90 % interval [{lo:.2f}, {hi:.2f}]"
 
 
 @pytest.mark.slow

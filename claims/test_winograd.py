@@ -11,6 +11,7 @@ from experiments.winograd import (ADJ_AT, ADJECTIVES, CROSSED, CROSSER, NOUNS, Q
                             Example, all_fixed_sentences, fixed_task, format_row,
                             leaky_task, model_config)
 from claims.marks import diverges
+from claims.rules import MOST, most_starts, rate_text
 from claims.scales import WINOGRAD
 
 # ---- the generator: exact ------------------------------------------------------------------
@@ -95,6 +96,10 @@ def test_in_block_1_only_the_adjectives_own_key_can_differ(claim_record):
 
 
 # ---- training at the chapter's scale (slow) --------------------------------------------------
+#
+# The chapter reports one trained model of each kind. Whether a small model escapes a plateau is
+# a coin that rounding can flip, so every sentence about what training produces is judged as a
+# rate over 20 starts (claims/rules.py: most starts, exact binomial test), never on every seed.
 
 SEEDS = WINOGRAD.seeds
 STEPS = WINOGRAD.steps
@@ -106,9 +111,11 @@ STEPS = WINOGRAD.steps
 @diverges("the bag of words is near-perfect on the leaky task, not perfect: held-out accuracy "
           "below 100 % on most seeds (per-seed accuracies in the report)")
 def test_on_the_leaky_task_the_bag_of_words_is_perfect(winograd, claim_record):
-    bag = claim_record("WINO-02", winograd.final("leaky", "bag"), expected=1.0, tolerance="100 % on every seed",
+    bag = claim_record("WINO-02", winograd.final("leaky", "bag"), expected=1.0, tolerance="reported",
                        label="bag of words, held out, per seed")
-    assert all(a == 1.0 for a in bag)
+    r = claim_record("WINO-02", most_starts(bag == 1.0), expected="100 %", tolerance=MOST,
+                     label="starts where the bag of words is perfect")
+    assert r["holds"], rate_text(r)
 
 
 @pytest.mark.slow
@@ -118,9 +125,10 @@ def test_on_the_leaky_task_the_bag_of_words_is_perfect(winograd, claim_record):
                    "beats the transformer' does not reproduce (per-seed accuracies in the report)")
 def test_on_the_leaky_task_the_bag_of_words_beats_one_block(winograd, claim_record):
     bag, blk = winograd.final("leaky", "bag"), winograd.final("leaky", "1-block")
-    claim_record("WINO-02", blk, expected=0.917, tolerance="bag > block on every seed",
-                 label="one block, held out, per seed")
-    assert np.all(bag > blk)
+    claim_record("WINO-02", blk, expected=0.917, tolerance="reported", label="one block, held out, per seed")
+    r = claim_record("WINO-02", most_starts(bag > blk), expected="bag > one block", tolerance=MOST,
+                     label="starts where the bag beats one block (same seed)")
+    assert r["holds"], rate_text(r)
 
 
 @pytest.mark.slow
@@ -134,9 +142,11 @@ def test_the_bag_of_words_cannot_order_the_pair(winograd, claim_record):
     claim_record("WINO-07", wrong, expected=0.5, tolerance="binomial test vs 1/2 not rejected (p > 0.01)",
                  label="bag: answers the wrong noun of the pair, per seed")
     n = len(fixed_task().held_out)
-    assert all(p <= 0.5 + 2 * math.sqrt(0.25 / n) for p in pair)  # no better than chance between the two
-    for w in wrong:  # "exactly half the time"
-        assert stats.binomtest(round(w * n), n, 0.5).pvalue > 0.01
+    chance = np.array([p <= 0.5 + 2 * math.sqrt(0.25 / n) for p in pair])  # no better than chance between the two
+    half = np.array([stats.binomtest(round(w * n), n, 0.5).pvalue > 0.01 for w in wrong])  # "exactly half the time"
+    r = claim_record("WINO-07", most_starts(chance & half), expected="half", tolerance=MOST,
+                     label="starts at chance between the two nouns and wrong on half")
+    assert r["holds"], rate_text(r)
 
 
 @pytest.mark.slow
@@ -147,17 +157,21 @@ def test_the_bag_of_words_cannot_order_the_pair(winograd, claim_record):
 def test_the_bag_of_words_scores_27_9_percent(winograd, claim_record):
     acc = claim_record("WINO-07", winograd.final("fixed", "bag"), expected=0.279, tolerance="±10 points",
                        label="bag: accuracy over the vocabulary, per seed")
-    assert all(abs(a - 0.279) <= 0.10 for a in acc)
+    r = claim_record("WINO-07", most_starts(np.abs(acc - 0.279) <= 0.10), expected=0.279, tolerance=MOST,
+                     label="starts within 10 points of 27.9 %")
+    assert r["holds"], rate_text(r)
 
 
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-11")
 def test_two_blocks_solve_the_fixed_task(winograd, claim_record, claim_figure):
-    two = claim_record("WINO-11", winograd.final("fixed", "2-blocks"), expected=1.0, tolerance=">= 0.98 every seed",
+    two = claim_record("WINO-11", winograd.final("fixed", "2-blocks"), expected=1.0, tolerance=">= 0.98 (catalogue)",
                        label="two blocks, held out, per seed")
     claim_figure("WINO-11", "winograd_accuracy_vs_steps", _draw_curves(winograd))
-    assert np.all(two >= 0.98)
+    r = claim_record("WINO-11", most_starts(two >= 0.98), expected="100 %", tolerance=MOST,
+                     label="starts where two blocks reach >= 0.98")
+    assert r["holds"], rate_text(r)
 
 
 @pytest.mark.slow
@@ -170,8 +184,10 @@ def test_one_block_falls_short_of_two_near_92_7_percent(winograd, claim_record):
     n = len(fixed_task().held_out)
     band = 2 * math.sqrt(0.927 * 0.073 / n)  # two binomial standard errors on the held-out sentences
     claim_record("WINO-11", one, expected=0.927, tolerance=f"below two blocks and within ±{band:.3f} "
-                 "(2 binomial SE), every seed", label="one block, held out, per seed")
-    assert np.all(one < two) and np.all(np.abs(one - 0.927) <= band)
+                 "(2 binomial SE)", label="one block, held out, per seed")
+    r = claim_record("WINO-11", most_starts((one < two) & (np.abs(one - 0.927) <= band)), expected=0.927,
+                     tolerance=MOST, label="starts where one block falls short of two, near 92.7 %")
+    assert r["holds"], rate_text(r)
 
 
 def _draw_curves(winograd):
@@ -210,11 +226,13 @@ def _printed(winograd, block, claim_id, claim_record):
                    "first noun at the scored position (per-seed rows in the report)")
 def test_block_1_carries_the_first_noun_forward(winograd, claim_record, claim_figure):
     on_x = _rows(winograd, "tired", 0)[:, X_AT]
-    claim_record("WINO-09", on_x.round(2).tolist(), expected=0.70, tolerance="> 0.4 on every seed",
+    claim_record("WINO-09", on_x.round(2).tolist(), expected=0.70, tolerance="> 0.4",
                  label="block 1, weight on the first noun (tired), per seed")
     _printed(winograd, 0, "WINO-09", claim_record)
     claim_figure("WINO-09", "winograd_maps", _draw_maps(winograd))
-    assert (on_x > 0.4).all()
+    r = claim_record("WINO-09", most_starts(on_x > 0.4), expected=0.70, tolerance=MOST,
+                     label="starts whose block 1 puts > 0.4 on the first noun")
+    assert r["holds"], rate_text(r)
 
 
 @pytest.mark.slow
@@ -222,9 +240,12 @@ def test_block_1_carries_the_first_noun_forward(winograd, claim_record, claim_fi
 @pytest.mark.claim("WINO-09")
 @diverges("block 1's row differs between 'tired' and 'wet': the query is "
                    "the same, but the adjective's own key moves its weight (rows in the report)")
-def test_block_1_rows_are_identical_for_the_pair_to_two_decimals(winograd):
-    for adj_a, adj_b in zip(CROSSER, CROSSED):
-        assert np.array_equal(_rows(winograd, adj_a, 0).round(2), _rows(winograd, adj_b, 0).round(2))
+def test_block_1_rows_are_identical_for_the_pair_to_two_decimals(winograd, claim_record):
+    same = np.all([(_rows(winograd, a, 0).round(2) == _rows(winograd, b, 0).round(2)).all(-1)
+                   for a, b in zip(CROSSER, CROSSED)], axis=0)  # (seeds,)
+    r = claim_record("WINO-09", most_starts(same), expected="identical to 2 decimals", tolerance=MOST,
+                     label="starts whose block-1 rows agree to 2 decimals for every crosser/crossed pair")
+    assert r["holds"], rate_text(r)
 
 
 def _block2(winograd):
@@ -238,12 +259,21 @@ def _block2(winograd):
 def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, claim_record):
     on_adj, on_y = _block2(winograd)
     _printed(winograd, 1, "WINO-10", claim_record)
-    rule = [all(on_y[a][i] > on_adj[a][i] for a in CROSSED)
-            and np.mean([on_y[a][i] for a in CROSSED]) > np.mean([on_y[a][i] for a in CROSSER])
-            for i in range(len(SEEDS))]
-    claim_record("WINO-10", sum(rule), expected=len(SEEDS), tolerance="every seed",
-                 label="seeds where crossed adjectives send block 2 to the other noun")
-    assert all(rule)
+    rows = _rows(winograd, "wet", 1)  # (seeds, 15): the chapter's printed row
+    # the chapter's "wet" row: street 0.49, the largest weight. One trained model's two decimals:
+    # another model with the same circuit splits the rest differently, so +-0.15 (30 %) around
+    # 0.49, and the other noun must stay the row's largest weight, which is what "fetch" says
+    fetch = (np.abs(rows[:, Y_AT] - 0.49) <= 0.15) & (rows.argmax(-1) == Y_AT)
+    claim_record("WINO-10", rows[:, Y_AT].round(2).tolist(), expected=0.49, tolerance="±0.15, and the row's largest",
+                 label="block 2, weight on the other noun (wet), per seed")
+    r = claim_record("WINO-10", most_starts(fetch), expected=0.49, tolerance=MOST,
+                     label="starts whose block 2 puts 0.49 ± 0.15 on the other noun, its largest weight (wet)")
+    rule = np.array([all(on_y[a][i] > on_adj[a][i] for a in CROSSED)
+                     and np.mean([on_y[a][i] for a in CROSSED]) > np.mean([on_y[a][i] for a in CROSSER])
+                     for i in range(len(SEEDS))])
+    claim_record("WINO-10", rate_text(most_starts(rule)), tolerance="reported: the rule over all 8 adjectives",
+                 label="starts where every crossed adjective sends block 2 to the other noun")
+    assert r["holds"], rate_text(r)
 
 
 @pytest.mark.slow
@@ -254,10 +284,10 @@ def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, claim_
                    "reach 100 %")
 def test_block_2_reads_the_adjective_for_a_crosser_adjective(winograd, claim_record):
     on_adj, _ = _block2(winograd)
-    rule = [all(on_adj[a][i] > 0.5 for a in CROSSER) for i in range(len(SEEDS))]
-    claim_record("WINO-10", sum(rule), expected=len(SEEDS), tolerance="every seed: weight > 0.5",
-                 label="seeds where crosser adjectives hold block 2's weight")
-    assert all(rule)
+    rule = np.array([all(on_adj[a][i] > 0.5 for a in CROSSER) for i in range(len(SEEDS))])
+    r = claim_record("WINO-10", most_starts(rule), expected="all its weight", tolerance=f"weight > 0.5; {MOST}",
+                     label="starts where every crosser adjective holds block 2's weight")
+    assert r["holds"], rate_text(r)
 
 
 def _draw_maps(winograd):

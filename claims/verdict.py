@@ -26,11 +26,21 @@ _RANK = {"failed": 5, "error": 5, "xfailed": 4, "xpassed": 3, "passed": 3,
 SCALE_WORDS = {"analytic": "analytic", "ci": "CI scale", "full": "full scale"}
 
 
+def _outcome(t: dict) -> str:
+    if t["outcome"] not in _RANK:  # a typo must not read as a pass
+        raise ValueError(f"unknown test outcome {t['outcome']!r}; expected one of {', '.join(_RANK)}")
+    return t["outcome"]
+
+
 def merge_test(a: dict | None, b: dict) -> dict:
-    """One test seen by two runs: keep the one that ran; among two that ran, the worse."""
+    """One test seen by two runs: keep the one that ran; among two that ran, the worse. Ties
+    (failed/error, passed/xpassed, equal outcomes) break on the outcome and then the reason, so
+    the merge is the same in any order."""
     if a is None:
+        _outcome(b)
         return b
-    return b if _RANK[b["outcome"]] >= _RANK[a["outcome"]] else a
+    key = lambda t: (_RANK[_outcome(t)], t["outcome"], str(t.get("reason")))  # noqa: E731
+    return max(a, b, key=key)
 
 
 def tiers_run(tests: dict) -> list[str]:
@@ -66,7 +76,7 @@ def scale_verdict(tests: list[tuple[str, dict]]) -> tuple[str, str]:
     """(status, one-line reason) from the tests that name a claim at one scale."""
     by = defaultdict(list)
     for nodeid, t in tests:
-        by[t["outcome"]].append((nodeid, t))
+        by[_outcome(t)].append((nodeid, t))
     # full-scale tests that judged committed evidence say whose: "evidence recorded on <device>, <date>"
     evidence = "".join(f"; {e}" for e in dict.fromkeys(t["evidence"] for _, t in tests if t.get("evidence")))
     if by["failed"] or by["error"]:

@@ -1,0 +1,50 @@
+"""The suite's statistical decision rules, written once. Noise must make a pass harder, never
+easier: an interval passes only when it lies *inside* its band.
+
+- ``mean_interval``: the t interval of a mean over seeds (paired differences included). A
+  claim "about X" is an equivalence: the two one-sided tests at 5 % pass exactly when the 90 %
+  interval lies inside the band (Schuirmann's TOST).
+- ``inside``: the interval, not the point, inside the band.
+- ``most_starts``: a claim about what training produces ("two blocks reach 100 %") is a
+  statement about the population of random starts, not about every one of a few seeds: it
+  holds when an exact one-sided binomial test shows that more than half of the starts have
+  the property (H0: p <= 1/2, alpha = 0.05; 20 seeds need 15). One run stuck on a plateau
+  cannot turn it.
+"""
+import numpy as np
+from scipy import stats
+
+ALPHA = 0.05
+TOST_LEVEL = 0.90  # two one-sided tests at 5 % each
+
+
+def mean_interval(x, level: float = TOST_LEVEL) -> tuple[float, float, float]:
+    """(mean, lo, hi): the t interval of the mean of ``x`` (seeds) at ``level``."""
+    x = np.asarray(x, float)
+    m = float(x.mean())
+    if len(x) < 2:
+        return m, -np.inf, np.inf  # one seed bounds nothing
+    half = float(stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
+    return m, m - half, m + half
+
+
+def inside(lo: float, hi: float, band: tuple[float, float]) -> bool:
+    """The whole interval inside the band (closed)."""
+    return band[0] <= lo and hi <= band[1]
+
+
+def most_starts(ok) -> dict:
+    """K of N starts with the property, the one-sided binomial p of H0 p <= 1/2, and whether
+    the claim holds (p < ALPHA)."""
+    ok = np.asarray(ok, bool).ravel()
+    K, N = int(ok.sum()), ok.size
+    p = float(stats.binomtest(K, N, 0.5, alternative="greater").pvalue)
+    return {"K": K, "N": N, "p": p, "holds": p < ALPHA}
+
+
+def rate_text(r: dict) -> str:
+    return f"{r['K']} of {r['N']} seeds (binomial p = {r['p']:.2g})"
+
+
+MOST = (f"most starts: exact binomial test of H0 p <= 1/2, one-sided, alpha {ALPHA} "
+        "(claims/rules.py)")

@@ -1,0 +1,39 @@
+"""The suite's decision rules (claims/rules.py): an interval passes only inside its band, and a
+trained outcome is a rate over starts that one stuck run cannot turn."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from claims.rules import inside, mean_interval, most_starts
+
+
+@pytest.mark.fast
+def test_the_mean_interval_is_the_t_interval():
+    x = [1.0, 2.0, 4.0]
+    m, lo, hi = mean_interval(x, 0.90)
+    half = stats.t.ppf(0.95, 2) * np.std(x, ddof=1) / np.sqrt(3)
+    assert (m, lo, hi) == pytest.approx((7 / 3, 7 / 3 - half, 7 / 3 + half))
+    assert mean_interval([3.0])[1:] == (-np.inf, np.inf)  # one seed bounds nothing
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("lo, hi, ok", [(1.8, 2.0, True), (1.6, 2.0, False), (1.8, 2.3, False),
+                                        (1.7, 2.2, True), (1.0, 3.0, False)])
+def test_an_interval_passes_only_inside_its_band(lo, hi, ok):
+    assert inside(lo, hi, (1.7, 2.2)) is ok
+
+
+@pytest.mark.fast
+def test_noise_makes_a_pass_harder():
+    """The same mean with a wider spread: the narrow interval passes, the wide one cannot."""
+    tight, loose = [1.9, 1.95, 2.0, 1.95], [1.5, 2.4, 1.6, 2.3]
+    assert inside(*mean_interval(tight)[1:], (1.7, 2.2))
+    assert not inside(*mean_interval(loose)[1:], (1.7, 2.2))
+
+
+@pytest.mark.fast
+def test_most_starts_needs_15_of_20_and_one_stuck_run_turns_nothing():
+    assert [most_starts([True] * k + [False] * (20 - k))["holds"] for k in (14, 15)] == [False, True]
+    ok = np.ones(20, bool)
+    ok[0] = False  # one start stuck on a plateau
+    assert most_starts(ok)["holds"] and most_starts(ok)["K"] == 19

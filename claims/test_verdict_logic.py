@@ -1,0 +1,192 @@
+"""The verdict machinery itself (claims/verdict.py): outcomes -> per-scale status -> headline.
+
+Expected values are written out by hand from the module's docstring, never recomputed by it.
+"""
+import functools
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from claims.verdict import (claim_verdict, headline_text, lower_scale_divergences, merge_test,
+                            scale_of, scale_verdict)
+
+pytestmark = pytest.mark.fast
+
+OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped", "deselected",
+            "not-reported")
+CLAIM = SimpleNamespace(descriptive=False, untestable=None)
+DESCRIPTIVE = SimpleNamespace(descriptive=True, untestable="a definition, not a result")
+
+# the status two tests at one scale give; h holds, f fails, d diverges, n not-run.
+# Full square, not a triangle, so that symmetry is checked rather than assumed.
+PAIRS = """
+              passed failed error xfailed xpassed skipped deselected not-reported
+passed        h      f      f     d       h       n       n          n
+failed        f      f      f     f       f       f       f          f
+error         f      f      f     f       f       f       f          f
+xfailed       d      f      f     d       d       d       d          d
+xpassed       h      f      f     d       h       n       n          n
+skipped       n      f      f     d       n       n       n          n
+deselected    n      f      f     d       n       n       n          n
+not-reported  n      f      f     d       n       n       n          n
+"""
+WORD = {"h": "holds", "f": "fails", "d": "diverges", "n": "not-run"}
+_head, *_rows = PAIRS.split("\n")[1:-1]
+TABLE = {(row.split()[0], col): WORD[cell] for row in _rows
+         for col, cell in zip(_head.split(), row.split()[1:])}
+
+
+def t(outcome, scale="ci", reason=None, tier=None):
+    return {"outcome": outcome, "reason": reason or f"{outcome} here", "scale": scale,
+            "tier": tier or {"analytic": "fast", "ci": "slow", "full": "gpu"}[scale],
+            "claims": ["X-01"]}
+
+
+def test_the_pair_table_covers_every_pair_of_outcomes():
+    assert set(TABLE) == {(a, b) for a in OUTCOMES for b in OUTCOMES}
+
+
+@pytest.mark.parametrize("a, b", sorted(TABLE))
+def test_two_tests_at_one_scale_give_the_tabled_status(a, b):
+    status, reason = scale_verdict([("c/t.py::a", t(a)), ("c/t.py::b", t(b))])
+    assert status == TABLE[a, b], reason
+    # xpassed counts as passed, but the report says an expected divergence did not show
+    assert ("xpassed" in reason) == (status == "holds" and "xpassed" in (a, b))
+
+
+def test_the_reasons_name_the_failing_test_and_count_what_did_not_run():
+    assert scale_verdict([("c/t.py::a", t("passed")), ("c/t.py::b", t("failed", reason="3 != 4"))]) \
+        == ("fails", "t.py::b: 3 != 4")
+    assert scale_verdict([("c/t.py::a", t("passed")), ("c/t.py::b", t("skipped", reason="no corpus"))]) \
+        == ("not-run", "1 of 2 tests not run: no corpus; the 1 that ran passed")
+    assert scale_verdict([("c/t.py::a", t("passed"))]) == ("holds", "1 test passed")
+
+
+@pytest.mark.parametrize("test, scale", [
+    ({"tier": "fast"}, "analytic"), ({"tier": "gpu"}, "full"),
+    ({"tier": "slow"}, "ci"),  # slow has no default scale: an old record falls back to ci
+    ({}, "ci"), ({"tier": "gpu", "scale": "ci"}, "ci"), ({"tier": "fast", "scale": None}, "analytic"),
+])
+def test_a_record_without_a_scale_gets_its_tiers(test, scale):
+    assert scale_of(test) == scale
+
+
+# --- merge_test: one test seen by two runs -------------------------------------------------
+
+@pytest.mark.parametrize("ran, other", [
+    ("failed", "passed"), ("error", "passed"), ("xfailed", "passed"), ("failed", "xfailed"),
+    ("passed", "skipped"), ("passed", "deselected"), ("passed", "not-reported"),
+    ("failed", "skipped"), ("xfailed", "not-reported"), ("xpassed", "skipped"),
+    ("skipped", "deselected"), ("skipped", "not-reported"), ("deselected", "not-reported"),
+])
+def test_merge_keeps_the_worse_run_or_the_one_that_ran_in_either_order(ran, other):
+    a, b = t(ran, reason="kept"), t(other, reason="dropped")
+    assert merge_test(a, b) is a
+    assert merge_test(b, a) is a
+    assert merge_test(None, b) is b
+
+
+def test_a_rank_tie_breaks_the_same_way_in_either_order():
+    # failed/error and passed/xpassed share a rank: the tie breaks on the outcome, then the reason
+    for a, b in (("failed", "error"), ("passed", "xpassed")):
+        assert merge_test(t(a), t(b))["outcome"] == merge_test(t(b), t(a))["outcome"]
+    x, y = t("failed", reason="x"), t("failed", reason="y")
+    assert merge_test(x, y) is merge_test(y, x)
+
+
+def test_an_unknown_outcome_is_an_error_not_a_pass():
+    with pytest.raises(ValueError, match="unknown test outcome 'xfail'"):
+        scale_verdict([("c/t.py::a", t("xfail"))])
+    with pytest.raises(ValueError, match="unknown test outcome"):
+        merge_test(None, t("xfail"))
+
+
+# worst first; outcomes within one group tie (and give the same status)
+WORST_FIRST = [{"failed", "error"}, {"xfailed"}, {"passed", "xpassed"}, {"skipped"},
+               {"deselected"}, {"not-reported"}]
+
+
+@settings(max_examples=200)
+@given(st.lists(st.sampled_from(OUTCOMES), min_size=1, max_size=8).flatmap(
+    lambda outs: st.tuples(st.just(outs), st.permutations(outs))))
+def test_merge_order_does_not_matter(case):
+    outs, shuffled = case
+    merged = [functools.reduce(merge_test, [t(o) for o in seq], None)["outcome"]
+              for seq in (outs, shuffled)]
+    worst = next(g for g in WORST_FIRST if g & set(outs))
+    assert set(merged) <= worst
+    # the status the merged record gives never depends on order
+    assert len({scale_verdict([("c/t.py::a", t(m))])[0] for m in merged}) == 1
+    assert merged[0] == merged[1]  # ties break on the outcome itself
+
+
+# --- claim_verdict: the headline across scales ---------------------------------------------
+
+def verdict(*tests, claim=CLAIM, in_suite=False):
+    return claim_verdict(claim, [(f"c/t.py::t{i}", x) for i, x in enumerate(tests)], in_suite)
+
+
+def test_a_full_scale_pass_over_a_ci_divergence_holds_at_full():
+    v = verdict(t("xfailed", "ci", "too small to show it"), t("passed", "full"))
+    assert (v["status"], v["scale"]) == ("holds", "full")
+    assert {s: x["status"] for s, x in v["scales"].items()} == {"ci": "diverges", "full": "holds"}
+    assert lower_scale_divergences(v) == ["ci"]
+    assert headline_text(v) == "holds (full scale); diverges at CI scale"
+
+
+def test_a_full_scale_divergence_over_a_ci_pass_diverges_at_full():
+    v = verdict(t("passed", "ci"), t("xfailed", "full", "the text is wrong"))
+    assert (v["status"], v["scale"], v["reason"]) == ("diverges", "full", "t.py::t1: the text is wrong")
+    assert v["scales"]["ci"]["status"] == "holds"
+    assert lower_scale_divergences(v) == []  # only a holding headline has lower divergences
+    assert headline_text(v) == "diverges (full scale); holds at CI scale"
+
+
+@pytest.mark.parametrize("bad, text", [
+    ("analytic", "fails (analytic); holds at CI scale; holds at full scale"),
+    ("ci", "fails (CI scale); holds at analytic; holds at full scale"),
+    ("full", "fails (full scale); holds at analytic; holds at CI scale"),
+])
+def test_a_failure_at_any_scale_makes_the_headline_fail(bad, text):
+    v = verdict(*[t("failed" if s == bad else "passed", s) for s in ("analytic", "ci", "full")])
+    assert (v["status"], v["scale"]) == ("fails", bad)
+    assert lower_scale_divergences(v) == []
+    assert headline_text(v) == text
+
+
+def test_an_analytic_only_claim_holds_at_analytic():
+    v = verdict(t("passed", "analytic"), t("passed", "analytic"))
+    assert (v["status"], v["scale"], v["reason"]) == ("holds", "analytic", "2 tests passed")
+    assert headline_text(v) == "holds (analytic)"
+    assert lower_scale_divergences(v) == []
+
+
+def test_a_skipped_full_scale_leaves_the_headline_at_ci():
+    v = verdict(t("passed", "ci"), t("skipped", "full", reason="no CUDA"))
+    assert (v["status"], v["scale"]) == ("holds", "ci")
+    assert headline_text(v) == "holds (CI scale); not-run at full scale"
+
+
+def test_everything_skipped_is_not_run_at_no_scale():
+    v = verdict(t("skipped", "ci", "no corpus"), t("deselected", "full", "not selected"))
+    assert (v["status"], v["scale"]) == ("not-run", None)
+    assert v["reason"] == ("CI scale: 1 of 1 tests not run: no corpus; "
+                           "full scale: 1 of 1 tests not run: not selected")
+    assert set(v["scales"]) == {"ci", "full"}
+    assert headline_text(v) == "not-run"
+    assert lower_scale_divergences(v) == []
+
+
+@pytest.mark.parametrize("claim, in_suite, status, reason", [
+    (CLAIM, False, "untested", "no test names this claim"),
+    (DESCRIPTIVE, False, "descriptive", "a definition, not a result"),
+    (CLAIM, True, "not-run", "not collected: no test selected in this run names it"),
+    (DESCRIPTIVE, True, "not-run", "not collected: no test selected in this run names it"),
+])
+def test_a_claim_no_collected_test_names(claim, in_suite, status, reason):
+    v = verdict(claim=claim, in_suite=in_suite)
+    assert v == {"status": status, "scale": None, "reason": reason, "scales": {}}
+    assert headline_text(v) == status
+    assert lower_scale_divergences(v) == []
