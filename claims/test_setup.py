@@ -104,12 +104,17 @@ def test_hugging_face_tokenizers_trained_alike_agree_with_ours(shakespeare_text,
 @pytest.mark.scale("full")
 @pytest.mark.claim("CORP-02")
 def test_the_token_split_is_ninety_ten_and_contiguous(shakespeare_tokens, claim_record):
+    """Against the chapter, not against ``split``'s own formula: the document's 413,784 /
+    45,976, within the 0.1 % by which our token count may differ from its 459,760 (CORP-01:
+    pre-tokenisation and tie-breaking); 90 % of our tokens to the rounding of one token; and
+    the held-out tokens are the text's tail, the training tokens its head, nothing dropped."""
     train, val = split(shakespeare_tokens)
     n = len(shakespeare_tokens)
-    claim_record("CORP-02", [len(train), len(val)], expected=[413_784, 45_976],
-                 tolerance="int(0.9 N), N - int(0.9 N) of our N", label="our token split")
-    assert (len(train), len(val)) == (int(0.9 * n), n - int(0.9 * n))
-    assert np.array_equal(np.concatenate([train, val]), shakespeare_tokens)
+    sizes = claim_record("CORP-02", [len(train), len(val)], expected=[413_784, 45_976],
+                         tolerance="each within 0.1 % (CORP-01's tolerance on N)", label="our token split")
+    assert abs(sizes[0] - 413_784) <= 0.001 * 413_784 and abs(sizes[1] - 45_976) <= 0.001 * 45_976
+    assert abs(len(train) - 0.9 * n) < 1  # 90/10 of our N, to one token's rounding
+    assert np.array_equal(np.concatenate([train, val]), shakespeare_tokens)  # contiguous: head, then tail
 
 
 # ---- the tokenizer as code (no claim: the machinery the claims stand on) -------------------

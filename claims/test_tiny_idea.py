@@ -94,9 +94,11 @@ def _lab():
 
 
 def _train(lab, steps, rng):
+    """``steps`` Adam steps on the lab's own batches: its batch size and window, not ours."""
+    from experiments.polish_lab import LabConfig, batches
     text = rng.integers(0, 34, 2000)
-    for _ in range(steps):
-        lab.train_step(text[rng.integers(0, 1983, 8)[:, None] + np.arange(17)])
+    for w in batches(text, int(rng.integers(2**31)), steps, LabConfig().batch, tiny_lab_config().block_size):
+        lab.train_step(w)
 
 
 def _watched(monkeypatch, lab):
@@ -118,14 +120,29 @@ def _watched(monkeypatch, lab):
 @pytest.mark.fast
 @pytest.mark.claim("TINY-04")
 def test_300_steps_of_8_windows_are_2400_passes_and_38400_predictions(claim_record, monkeypatch):
-    lab, rng = _lab(), np.random.default_rng(0)
-    seen = _watched(monkeypatch, lab)
-    _train(lab, 1, rng)
-    assert (seen["windows"], seen["predictions"]) == (lab.passes, lab.predictions) == (8, 128)  # one Adam step
-    _train(lab, 299, rng)
+    """The lab's own training loop (``train_runs`` -> ``fit``) with its own batch and window:
+    the test gives it a text and the 300 steps the claim names, and watches what the model's
+    ``forward`` is given after every step. No batch size or window length of ours enters."""
+    from experiments.polish import EXCERPT_CHARS, Excerpt
+    from experiments.polish_lab import LabConfig, train_runs
+    seen = {"windows": 0, "predictions": 0}
+    forward = GPT.forward
+
+    def watch(self, idx, *a, **kw):
+        seen["windows"] += idx.shape[0]  # (B, T): one pass through the block per window
+        seen["predictions"] += idx.numel()  # one next-character prediction per position
+        return forward(self, idx, *a, **kw)
+    monkeypatch.setattr(GPT, "forward", watch)
+    rng = np.random.default_rng(0)
+    ex = Excerpt(index=0, offset=0, text="".join(rng.choice(list(ALPHABET), EXCERPT_CHARS)))
+    after = []  # (step, windows, predictions) after each step, as fit reports it
+    train_runs(LabConfig(steps=300, checkpoints=()), [(ex, 1)],  # no checkpoint: no eval passes
+               progress=lambda step: after.append((step, seen["windows"], seen["predictions"])))
+    assert after[0] == (1, 8, 128)  # one Adam step: 8 passes, 128 predictions
+    assert [(b[1] - a[1], b[2] - a[2]) for a, b in zip(after, after[1:])] == [(8, 128)] * 299  # every step alike
     claim_record("TINY-04", [seen["windows"], seen["predictions"]], expected=[2400, 38400], tolerance="exact",
-                 label="windows and positions forward saw in 300 steps")
-    assert (seen["windows"], seen["predictions"]) == (lab.passes, lab.predictions) == (2400, 38_400)
+                 label="windows and positions the lab's forward saw in its 300 training steps")
+    assert (after[-1][0], seen["windows"], seen["predictions"]) == (300, 2400, 38_400)
 
 
 @pytest.mark.fast
