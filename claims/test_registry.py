@@ -70,8 +70,46 @@ def test_a_malformed_registry_names_the_entry_in_one_line(tmp_path, text, messag
 
 
 def test_a_missing_registry_says_where_it_looked(tmp_path):
-    with pytest.raises(RegistryError, match="not found"):
+    with pytest.raises(RegistryError) as e:
         load_registry(tmp_path / "nope.toml")
+    assert str(e.value) == (f"claim registry {tmp_path / 'nope.toml'} not found; run from the repository root "
+                            "or pass --claims-registry")
+
+
+@pytest.mark.parametrize("text, message", [
+    (GOOD.replace('id = "X-01"\n', ""), "claims.toml: claim #1 (no id) is missing field(s) id"),
+    (GOOD.replace('value = ""\n', "").replace('kind = "exact"\n', ""),
+     "claims.toml: claim #1 (X-01) is missing field(s) value, kind"),
+    (GOOD + 'zeta = 1\nalpha = 2\n', "claims.toml: claim #1 (X-01) has unknown field(s) alpha, zeta"),
+    (GOOD.replace('source = "IT"', 'source = "XX"'), "claims.toml: claim #1 (X-01): source must be one of IT, PL, got 'XX'"),
+    (GOOD.replace('kind = "exact"', 'kind = "exact+vibes"'),
+     "claims.toml: claim #1 (X-01): kind 'exact+vibes' is not '+'-joined from exact, numeric, qualitative, descriptive"),
+    (GOOD.replace('tier = "fast"', 'tier = "quick"'), "claims.toml: claim #1 (X-01): tier must be one of fast, slow, gpu, none, got 'quick'"),
+    (GOOD + 'full_tier = "cuda"\n', "claims.toml: claim #1 (X-01): full_tier must be one of fast, slow, gpu, none, got 'cuda'"),
+    (GOOD + 'untestable = "why"\n', "claims.toml: claim #1 (X-01): a descriptive claim, and only one, says why it is untestable"),
+    ("# no claims\n", "claims.toml holds no [[claim]] tables"),
+])
+def test_each_malformation_has_its_own_message(tmp_path, text, message):
+    path = tmp_path / "claims.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(RegistryError) as e:
+        load_registry(path)
+    assert str(e.value) == message
+
+
+def test_a_well_formed_registry_loads_in_file_order_with_its_quotes_joined(tmp_path):
+    path = tmp_path / "claims.toml"
+    path.write_text(GOOD.replace('kind = "exact"', 'kind = "exact+numeric"') + 'full_tier = "gpu"\n'
+                    + GOOD.replace("X-01", "X-02").replace('quote = "q"', 'quote = ["first part", "second – part"]')
+                    .replace('kind = "exact"', 'kind = "descriptive"').replace('tier = "fast"', 'tier = "none"')
+                    + 'untestable = "a definition"\n', encoding="utf-8")
+    reg = load_registry(path)
+    assert list(reg) == ["X-01", "X-02"]
+    x1, x2 = reg.values()
+    assert (x1.quote, x1.kind, x1.tier, x1.full_tier, x1.untestable, x1.descriptive) == \
+        ("q", "exact+numeric", "fast", "gpu", None, False)
+    assert (x2.quote, x2.tier, x2.full_tier, x2.untestable, x2.descriptive) == \
+        ("first part […] second – part", "none", None, "a definition", True)
 
 
 def _suite():

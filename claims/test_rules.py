@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claims.rules import inside, mean_interval, most_starts
+from claims.rules import ALPHA, inside, mean_interval, most_starts, rate_text
 
 
 @pytest.mark.fast
@@ -37,3 +37,21 @@ def test_most_starts_needs_15_of_20_and_one_stuck_run_turns_nothing():
     ok = np.ones(20, bool)
     ok[0] = False  # one start stuck on a plateau
     assert most_starts(ok)["holds"] and most_starts(ok)["K"] == 19
+
+
+@pytest.mark.fast
+def test_two_seeds_bound_the_mean_and_float32_seeds_are_averaged_in_float64():
+    m, lo, hi = mean_interval([1.0, 3.0], 0.90)
+    half = stats.t.ppf(0.95, 1) * np.sqrt(2) / np.sqrt(2)
+    assert (m, lo, hi) == pytest.approx((2.0, 2.0 - half, 2.0 + half))
+    # 1e8 + 1 rounds to 1e8 in float32: the mean of these float32 values is 1/3 only in float64
+    assert mean_interval(np.float32([1e8, 1.0, -1e8]))[0] == pytest.approx(1 / 3)
+
+
+@pytest.mark.fast
+def test_most_starts_counts_starts_with_the_property_and_reports_the_one_sided_p():
+    r = most_starts([True] * 15 + [False] * 5)
+    assert r == {"K": 15, "N": 20, "p": pytest.approx(stats.binom.sf(14, 20, 0.5)), "holds": True}
+    assert r["p"] < ALPHA
+    assert most_starts([2, 0, 3.5])["K"] == 2  # a start has the property or not: truth values
+    assert rate_text(r) == "15 of 20 seeds (binomial p = 0.021)"

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from claims.verdict import (claim_verdict, headline_text, lower_scale_divergences, merge_test,
-                            scale_of, scale_verdict)
+from claims.verdict import (_short, _value, claim_verdict, diff, figures, headline_text,
+                            lower_scale_divergences, merge_test, pins, scale_of, scale_verdict,
+                            unknown_ids, verdicts)
 
 pytestmark = pytest.mark.fast
 
@@ -190,3 +191,104 @@ def test_a_claim_no_collected_test_names(claim, in_suite, status, reason):
     assert v == {"status": status, "scale": None, "reason": reason, "scales": {}}
     assert headline_text(v) == status
     assert lower_scale_divergences(v) == []
+
+
+def test_a_claim_is_untested_unless_said_to_be_in_the_suite():
+    assert claim_verdict(CLAIM, [])["status"] == "untested"  # in_suite defaults to False
+
+
+def test_each_scale_lists_the_tests_that_measured_it():
+    v = verdict(t("passed", "ci"), t("passed", "full"), t("skipped", "full"))
+    assert {s: x["tests"] for s, x in v["scales"].items()} == {"ci": ["c/t.py::t0"],
+                                                               "full": ["c/t.py::t1", "c/t.py::t2"]}
+
+
+def test_a_scale_that_agrees_with_the_headline_is_not_repeated():
+    v = verdict(t("passed", "analytic"), t("passed", "ci"), t("xfailed", "full", "no"))
+    assert headline_text(v) == "diverges (full scale); holds at analytic; holds at CI scale"
+    v = verdict(t("passed", "ci"), t("passed", "full"))
+    assert headline_text(v) == "holds (full scale)"
+
+
+def test_the_reasons_join_every_divergence_skip_and_evidence_in_order():
+    ev = dict(t("xfailed", reason="a"), evidence="evidence recorded on X, 2026-01-01")
+    assert scale_verdict([("c/t.py::a", ev), ("c/t.py::b", t("xfailed", reason="b")),
+                          ("c/t.py::c", dict(t("xfailed", reason="c"), evidence="evidence recorded on Y"))]) \
+        == ("diverges", "t.py::a: a; t.py::b: b; t.py::c: c; evidence recorded on X, 2026-01-01; "
+                        "evidence recorded on Y")
+    assert scale_verdict([("c/t.py::a", t("skipped", reason="no corpus")), ("c/t.py::b", t("skipped", reason="no corpus")),
+                          ("c/t.py::c", t("deselected", reason="tier not selected"))]) \
+        == ("not-run", "3 of 3 tests not run: no corpus; tier not selected")
+    assert scale_verdict([("c/t.py::a", t("passed")), ("c/t.py::b", t("xpassed"))]) \
+        == ("holds", "2 tests passed (an expected divergence did not show: xpassed)")
+
+
+def test_a_test_is_named_by_its_file_and_function_without_the_folders():
+    assert _short("claims/sub/test_x.py::test_a") == "test_x.py::test_a"
+    assert scale_verdict([("claims/sub/t.py::a", t("failed", reason="r"))]) == ("fails", "t.py::a: r")
+
+
+def test_an_unknown_outcome_names_the_known_ones():
+    with pytest.raises(ValueError, match="expected one of failed, error, xfailed, xpassed, passed, skipped, "
+                                         "deselected, not-reported$"):
+        scale_verdict([("c/t.py::a", t("xfail"))])
+
+
+def test_several_records_of_one_value_are_labelled_and_never_overwrite_each_other():
+    records = [{"measured": 1, "label": "d 64", "test": "c/t.py::T::test_a[x]"},
+               {"measured": 2, "test": "c/t.py::T::test_a[y z]"},
+               {"measured": 3, "label": "d 64", "test": "c/t.py::test_b"},
+               {"measured": 4, "label": "d 64", "test": "c/t.py::test_b"},
+               {"measured": None, "label": "none", "test": "c/t.py::test_c"}]
+    assert _value(records, "measured") == {"d 64": 1, "test_a[y z]": 2, "d 64'": 3, "d 64''": 4}
+    assert _value(records[:1], "measured") == 1
+    assert _value(records[4:], "measured") is None
+
+
+REGISTRY = {"X-01": SimpleNamespace(id="X-01", source="IT", section="s", quote="q", statement="st", value="v",
+                                    tier="fast", descriptive=False, untestable=None)}
+
+
+def test_a_claims_row_joins_its_tolerances_and_tolerates_tests_without_records():
+    rec = lambda m, tol: {"claim": "X-01", "measured": m, "expected": None, "tolerance": tol, "label": str(m)}  # noqa: E731
+    tests = {"c/t.py::a": dict(t("passed", "analytic"), records=[rec(1, "rtol 1e-3"), rec(2, None)]),
+             "c/t.py::b": dict(t("passed", "analytic"), records=[rec(3, "rtol 1e-3"), rec(4, "exact")]),
+             "c/t.py::c": t("passed", "analytic")}  # a record of an older run: no "records"
+    row, = verdicts(REGISTRY, tests)
+    assert row["tolerance"] == "rtol 1e-3; exact"
+    assert row["measured"] == {"1": 1, "2": 2, "3": 3, "4": 4}
+    assert row["expected"] == "v"  # no record says what the document expects: the registry's value
+    assert row["tests"] == ["c/t.py::a", "c/t.py::b", "c/t.py::c"]
+    row, = verdicts(REGISTRY, {"c/t.py::c": t("passed", "analytic")})
+    assert row["tolerance"] is None and row["measured"] is None
+
+
+def test_pins_are_fresh_when_their_test_passed_and_stale_when_it_failed_or_errored():
+    pin = {"name": "a", "file": "fixtures/pins/a.npz"}
+    tests = {f"c/t.py::{o}": dict(t(o, reason=o), pins=[pin]) for o in ("passed", "failed", "error", "skipped")}
+    tests["c/t.py::old"] = t("passed")  # no "pins": an older run
+    assert [(p["test"], p["status"], p["reason"]) for p in pins(tests)] == [
+        ("c/t.py::error", "stale", "error"), ("c/t.py::failed", "stale", "failed"),
+        ("c/t.py::passed", "fresh", "passed"), ("c/t.py::skipped", "not-run", "skipped")]
+    assert all(p["name"] == "a" for p in pins(tests))
+
+
+def test_figures_name_their_test():
+    fig = {"claim": "X-01", "path": "figures/a.png"}
+    assert figures({"c/t.py::b": dict(t("passed"), figures=[fig]), "c/t.py::a": t("passed")}) == [
+        dict(fig, test="c/t.py::b")]
+
+
+def test_diff_names_claims_present_in_only_one_run_as_absent():
+    a = {"claims": [{"id": "A", "status": "holds", "scale": "ci"}, {"id": "B", "status": "untested"},
+                    {"id": "C", "status": "fails", "scale": "full"}]}
+    b = {"claims": [{"id": "B", "status": "untested", "scale": None}, {"id": "C", "status": "holds", "scale": "full"},
+                    {"id": "D", "status": "not-run"}]}
+    assert diff(a, b) == [("A", "holds (CI scale)", "absent"), ("C", "fails (full scale)", "holds (full scale)"),
+                          ("D", "absent", "not-run")]
+    assert diff(a, a) == []
+
+
+def test_unknown_ids_name_the_tests_that_use_them():
+    tests = {"c/t.py::a": dict(t("passed"), claims=["X-01", "Y-09"]), "c/t.py::b": dict(t("passed"), claims=["Y-09"])}
+    assert unknown_ids(REGISTRY, tests) == {"Y-09": ["c/t.py::a", "c/t.py::b"]}
