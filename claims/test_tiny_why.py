@@ -253,7 +253,8 @@ def test_the_lab_runs_match_their_pin(tiny_lab, pin):
             vals[f"{'pe' if pe else 'nope'}_{part}/early"] = ppl[..., :1]
             vals[f"{'pe' if pe else 'nope'}_{part}"] = ppl[..., 1:]
     pin("tiny_lab", vals,
-        meaning="perplexity of the tiny GPT on Pan Tadeusz, (excerpt, seed 1-5, checkpoint 200..6400), "
+        meaning=f"perplexity of the tiny GPT on Pan Tadeusz, (excerpt, seed {tiny_lab.seeds[0]}-{tiny_lab.seeds[-1]}, "
+                "checkpoint 200..6400), "
                 "with positions (pe) and without (nope); /early: at the first checkpoint, step 100",
         config={"lab": TINY_LAB.config, "seeds": tiny_lab.seeds, "excerpts": [e.offset for e in tiny_lab.excerpts]})
 
