@@ -40,10 +40,10 @@ MOVEMENT = {
     "sqrt_dk_ci": [("nodiv-*/early", "rtol", 2.39e-03), ("nodiv-*", "rtol", 6.10e-02),
                    ("*/early", "rtol", 1.94e-07), ("*", "rtol", 2.71e-07)],
     "tiny_lab": [("*/early", "rtol", 2.51e-07), ("*", "rtol", 6.90e-05)],
-    # means over 20 starts: one start that turns (issue 22: a fixed-task two-block seed stayed at chance
-    # under the AVX2 kernels and solved it under the default ones) moves an accuracy mean by 0.5 / 20
-    # and a weight mean by at most 1 / 20; not a measurement of ours, the bound of one turned start
-    "winograd": [("rows/*", "atol", 5e-02), ("*", "atol", 2.5e-02)],  # weights, accuracies in [0, 1]
+    # means over 10 starts: one start that turns (issue 22: a fixed-task two-block seed stayed at chance
+    # under the AVX2 kernels and solved it under the default ones) moves an accuracy mean by 0.5 / 10
+    # and a weight mean by at most 1 / 10; not a measurement of ours, the bound of one turned start
+    "winograd": [("rows/*", "atol", 1e-01), ("*", "atol", 5e-02)],  # weights, accuracies in [0, 1]
 }
 
 PORTABLE_WHY = (f"{SAFETY}x the largest movement of each group of values measured on {MEASURED_ON}, "

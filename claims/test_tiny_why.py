@@ -301,6 +301,8 @@ def test_test_perplexity_falls_from_3200_to_6400_on_4_of_5_starts(tiny_lab, clai
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-16")
+@diverges("the 3-gram does not beat the net on test on every start: at our rate of starts, the chapter's 5 of 5 "
+          "is unlikely (Fisher's exact test; K of N and the interval in the report)")
 def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step_on_every_start(tiny_lab, claim_record):
     _, net = tiny_lab.best_val_test()
     tri = tiny_lab.gram(3, "test")

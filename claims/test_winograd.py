@@ -99,7 +99,7 @@ def test_in_block_1_only_the_adjectives_own_key_can_differ(claim_record):
 #
 # The chapter reports one trained model of each kind. Whether a small model escapes a plateau is
 # a coin that rounding can flip, so every sentence about what training produces is judged as a
-# rate over 20 starts (claims/rules.py: most starts, exact binomial test), never on every seed.
+# rate over 10 starts (claims/rules.py: most starts, exact binomial test), never on every seed.
 
 SEEDS = WINOGRAD.seeds
 STEPS = WINOGRAD.steps
@@ -256,6 +256,8 @@ def _block2(winograd):
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-10")
+@diverges("block 2 does not put about 0.49 on the other noun, as its largest weight, on most starts: "
+          "the chapter's one model is not what training typically produces (rate and rows in the report)")
 def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, claim_record):
     on_adj, on_y = _block2(winograd)
     _printed(winograd, 1, "WINO-10", claim_record)
@@ -307,9 +309,9 @@ def _draw_maps(winograd):
 
 @pytest.mark.slow
 def test_the_winograd_runs_match_their_pin(winograd, pin):
-    """Means over the 20 starts of the held-out scores and of the attention rows: a per-seed pin
+    """Means over the 10 starts of the held-out scores and of the attention rows: a per-seed pin
     would pin the machine (one start escapes its plateau on one CPU and not on another), a mean of
-    20 moves by at most 1/20 of a turned start. Any change to the task, the models or the trainer
+    10 moves by at most 1/10 of a turned start. Any change to the task, the models or the trainer
     moves them further."""
     values = {f"{t}/{k}/{m}": winograd.final(t, k, m).mean() for (t, k) in STEPS
               for m in ("accuracy", "pair_accuracy", "wrong_noun")}
