@@ -5,6 +5,9 @@ easier: an interval passes only when it lies *inside* its band.
   claim "about X" is an equivalence: the two one-sided tests at 5 % pass exactly when the 90 %
   interval lies inside the band (Schuirmann's TOST).
 - ``inside``: the interval, not the point, inside the band.
+- ``beyond``: a one-sided comparison with a margin ("worse by more than a machine moves a
+  run"): above it, below it, or straddling it. A straddling interval is no verdict, neither a
+  pass nor a divergence: the measurement is too small, and more seeds, not a wider band, decide.
 - ``most_starts``: a claim about what training produces ("two blocks reach 100 %") is a
   statement about the population of random starts, not about every one of a few seeds: it
   holds when an exact one-sided binomial test shows that more than half of the starts have
@@ -31,6 +34,16 @@ def mean_interval(x, level: float = TOST_LEVEL) -> tuple[float, float, float]:
 def inside(lo: float, hi: float, band: tuple[float, float]) -> bool:
     """The whole interval inside the band (closed)."""
     return band[0] <= lo and hi <= band[1]
+
+
+def beyond(lo: float, hi: float, margin: float) -> bool | None:
+    """True when the whole interval lies above ``margin``, False when it lies wholly at or
+    below it, None when it straddles it (undecided)."""
+    if lo > margin:
+        return True
+    if hi <= margin:
+        return False
+    return None
 
 
 def most_starts(ok) -> dict:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claims.rules import ALPHA, inside, mean_interval, most_starts, rate_text
+from claims.rules import ALPHA, beyond, inside, mean_interval, most_starts, rate_text
 
 
 @pytest.mark.fast
@@ -21,6 +21,22 @@ def test_the_mean_interval_is_the_t_interval():
                                         (1.7, 2.2, True), (1.0, 3.0, False)])
 def test_an_interval_passes_only_inside_its_band(lo, hi, ok):
     assert inside(lo, hi, (1.7, 2.2)) is ok
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("lo, hi, side", [(0.03, 0.09, True), (0.0, 0.02, False), (-0.01, 0.01, False),
+                                          (0.013, 0.155, None), (0.02, 0.05, None), (0.0201, 0.03, True)])
+def test_an_interval_is_beyond_a_margin_below_it_or_undecided(lo, hi, side):
+    assert beyond(lo, hi, 0.02) is side
+
+
+@pytest.mark.fast
+def test_noise_turns_a_one_sided_pass_into_no_verdict_never_into_a_pass():
+    """The same mean gap with a wider spread: decided above the margin when tight, undecided when
+    loose; a loose interval is never read as beyond the margin."""
+    tight, loose = [0.07, 0.08, 0.09, 0.08], [0.01, 0.16, 0.02, 0.13]
+    assert beyond(*mean_interval(tight)[1:], 0.02) is True
+    assert beyond(*mean_interval(loose)[1:], 0.02) is None
 
 
 @pytest.mark.fast

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from claims.scales import LADDER_CI, NORM_CI, POS_CI, SQRT_CI
+from claims.scales import DEPTH_CI, LADDER_CI, NORM_CI, POS_CI, SQRT_CI
 from experiments.train import fit, token_batches
 from experiments.winograd import fixed_task, model_config
 from model import GPT, tiny_lab_config
@@ -30,7 +30,7 @@ def _small(cfg):
 # switch one on again), the undivided head, post-norm, and every positional scheme.
 LADDER_PATHS = ("no-context", "mean+positions", "head-replacing", "4-heads", "+layernorm", "2-blocks")
 CONFIGS = {
-    **{f"ladder/{k}": _small(LADDER_CI.arms[k]) for k in LADDER_PATHS},
+    **{f"ladder/{k}": _small({**LADDER_CI.arms, **DEPTH_CI.arms}[k]) for k in LADDER_PATHS},
     "sqrt/nodiv-1024": _small(SQRT_CI.arms["nodiv-1024"]),
     "norm/post": _small(NORM_CI.arms["post"]),
     **{f"positions/{k}": _small(POS_CI.arms[k]) for k in ("sinusoidal", "rope", "alibi")},
