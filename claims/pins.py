@@ -28,18 +28,20 @@ SAFETY = 3  # a second machine moved values less far than the ISA switch did (is
 FLOOR = {"/early": 1e-6, "": 1e-4}  # relative, for early values and for end values
 
 MEASURED_ON = ("AMD EPYC (2 cores, AVX-512), torch 2.13.0+cpu: default kernels vs "
-               "ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2, 2026-11-30")
+               "ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2, 2026-11-30 and "
+               "2026-12-01 (the larger of the two measurements per group)")
 
 # pin -> [(key pattern, "rtol" or "atol", largest movement measured)]; a key takes the first
 # pattern it matches. Undivided heads and post-norm arms train chaotically: kernel rounding
 # moves their ends by percents, so they are pinned loosely and apart from the stable arms.
 MOVEMENT = {
     "ladder_ci": [("*/early", "rtol", 2.35e-08), ("*", "rtol", 3.67e-07)],
-    "norm_ci": [("*/early", "rtol", 9.02e-05), ("*", "rtol", 2.15e-02)],
+    "norm_ci": [("*/early", "rtol", 9.02e-05), ("*", "rtol", 3.00e-02)],
     "positions_ci": [("*", "rtol", 8.52e-07)],
     "sqrt_dk_ci": [("nodiv-*/early", "rtol", 2.39e-03), ("nodiv-*", "rtol", 6.10e-02),
                    ("*/early", "rtol", 1.94e-07), ("*", "rtol", 2.71e-07)],
-    "tiny_lab": [("*/early", "rtol", 2.51e-07), ("*", "rtol", 6.90e-05)],
+    # 2026-12-01: the 200 stacked runs (5 excerpts x 20 seeds x 2 arms) moved 7.08e-4; 5 x 5 moved 6.9e-5
+    "tiny_lab": [("*/early", "rtol", 8.93e-07), ("*", "rtol", 7.08e-04)],
     # means over 10 starts: one start that turns (issue 22: a fixed-task two-block seed stayed at chance
     # under the AVX2 kernels and solved it under the default ones) moves an accuracy mean by 0.5 / 10
     # and a weight mean by at most 1 / 10; not a measurement of ours, the bound of one turned start

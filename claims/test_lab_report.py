@@ -174,7 +174,7 @@ RATE_RECORDS = [
     ("X-01", [0.806, 0.717, 0.872], None, "reported; the verdict needs a half-width <= 0.1",
      "p-hat and its 95 % Wilson interval: {}"),
     ("X-01", {"per excerpt (K, N)": [(17, 18), (16, 20), (16, 20), (15, 20), (15, 20)], "chi-square p": 0.555,
-              "undecided": 2}, None, "reported: runs decided inside rounding (0.001) are undecided",
+              "undecided": 2}, None, f"reported: runs decided inside rounding ({ROUNDING}) are undecided",
      "how the excerpts differ: {}"),
     ("X-01", "4 of 5 (1 undecided)", None, "reported: the chapter's own kind of observation, not the verdict",
      "main excerpt, seeds 1-5: {}"),
