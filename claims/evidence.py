@@ -24,7 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EVIDENCE = ROOT / "fixtures" / "evidence"
-FAMILIES = {"ladder": "LADDER_FULL", "sqrt": "SQRT_FULL", "norm": "NORM_FULL", "positions": "POS_FULL"}
+FAMILIES = {"ladder": "LADDER_FULL", "sqrt": "SQRT_FULL", "norm": "NORM_FULL", "positions": "POS_FULL",
+            "sqrt-ladder": "SQRT09_FULL"}
 
 # Replay: the first steps of every record are retrained by the slow tier (claims/test_evidence.py).
 # Four steps: the loss at initialisation, then three of backward and optimizer (warmup included),

@@ -362,13 +362,25 @@ def test_the_divided_head_stays_soft(sqrt_ci, claim_record):
     assert all(x < 10 for x in std) and all(x < 0.5 for x in sat)
 
 
+def _worth_at_32_full(runs) -> np.ndarray:
+    """Δ32 on the ladder's 4-heads rung (SQRT09_FULL), once all five seeds are recorded: one
+    seed bounds nothing, and the sign is read over five."""
+    worth = _worth(runs, 32)
+    if len(worth) < len(runs.scale.seeds):
+        pytest.skip(f"SQRT-09 is judged over {len(runs.scale.seeds)} seeds, and {len(worth)} of them are recorded: "
+                    "run `python -m claims.evidence run --family sqrt-ladder --seeds 0,1,2,3,4`")
+    return worth
+
+
+# SQRT-09 is judged on the chapter's configuration: the ladder's 4-heads rung (heads 32 wide),
+# 3000 steps, batch 64 (docs/setup-audit.md §2). No divergence is declared before its five
+# seeds are recorded.
 @pytest.mark.gpu
 @pytest.mark.claim("SQRT-09")
-@diverges("at full scale, over five seeds, dropping the division costs more than 2 points on most "
-          "seeds: it is not worth nothing at d_k = 32 (values in the report)")
-def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt32_full, claim_record):
-    worth = claim_record("SQRT-09", _worth(sqrt32_full, 32).round(2), expected=DOC_WORTH[32], tolerance="reported",
-                         label=f"no division - division, d_k = 32 (full), seeds {list(sqrt32_full.seeds)}")
+def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt09_full, claim_record):
+    worth = claim_record("SQRT-09", _worth_at_32_full(sqrt09_full).round(2), expected=DOC_WORTH[32],
+                         tolerance="reported",
+                         label=f"no division - division, 4 heads of 32 at 3000 steps (full), seeds {list(sqrt09_full.seeds)}")
     m, lo, hi = mean_interval(worth)
     claim_record("SQRT-09", [round(m, 2), round(lo, 2), round(hi, 2)], expected=DOC_WORTH[32],
                  tolerance="90 % interval of the mean inside [-2, 2] (TOST, claims/rules.py)",
@@ -378,16 +390,11 @@ def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt32_full, claim_re
 
 @pytest.mark.gpu
 @pytest.mark.claim("SQRT-09")
-@diverges("at full scale the run without the division is not ahead on every one of five "
-          "seeds (values in the report)")
-def test_at_32_the_run_without_the_division_is_slightly_ahead_at_full_scale(sqrt32_full, claim_record):
-    worth = _worth(sqrt32_full, 32)
-    if len(worth) < 5:
-        pytest.skip(f"the sign is asserted over five seeds, and {len(worth)} of them recorded: run `python -m "
-                    "claims.evidence run --family sqrt --arms div-32,nodiv-32 --seeds 0,1,2,3,4`")
+def test_at_32_the_run_without_the_division_is_slightly_ahead_at_full_scale(sqrt09_full, claim_record):
+    worth = _worth_at_32_full(sqrt09_full)
     ahead = claim_record("SQRT-09", int((worth < 0).sum()), expected="5 of 5 (no-division slightly ahead)",
                          tolerance="every seed: a one-sided sign test, p = 1/32",
-                         label="seeds where no division ends below division, d_k = 32 (full)")
+                         label="seeds where no division ends below division, 4 heads of 32 (full)")
     assert ahead == len(worth)
 
 
