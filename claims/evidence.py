@@ -109,9 +109,142 @@ def make_record(family: str, arm: str, seed: int, spec, rec: dict) -> dict:
     }
 
 
+# ---- the record's schema: a record nobody can quietly edit ------------------------------------
+
+class InvalidRecord(ValueError):
+    """A committed record that breaks its schema: a failure of the suite, never a divergence."""
+
+
+PROVENANCE = ("device", "device_name", "machine", "torch", "commit", "code", "date", "wall_s", "tokens_per_s")
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _finite(x) -> bool:
+    import math
+    return _number(x) and math.isfinite(x)
+
+
+def problems(rec) -> list[str]:
+    """Every way ``rec`` breaks the evidence schema, each naming its field: types, ranges
+    (a perplexity is a finite number >= 1), the curve's last point equal to the final values,
+    the steps its scale trains, and the provenance fields. Empty for a sound record."""
+    out = []
+
+    def need(field, ok, what, value):
+        if not ok:
+            out.append(f"{field}: {what} expected, got {type(value).__name__} {value!r:.60}")
+        return ok
+
+    if not need("record", isinstance(rec, dict), "an object", rec):
+        return out
+    for key in ("family", "arm", "scale"):
+        need(key, isinstance(rec.get(key), str), "a string", rec.get(key))
+    need("seed", isinstance(rec.get("seed"), int) and not isinstance(rec.get("seed"), bool)
+         and rec["seed"] >= 0, "an integer >= 0", rec.get("seed"))
+    if rec.get("family") not in FAMILIES:
+        out.append(f"family: one of {', '.join(FAMILIES)} expected, got {rec.get('family')!r}")
+    need("config", isinstance(rec.get("config"), dict), "an object", rec.get("config"))
+    losses = rec.get("first_losses")
+    from experiments.train import FIRST_LOSSES
+    need("first_losses", isinstance(losses, list) and len(losses) == FIRST_LOSSES
+         and all(_finite(x) and x > 0 for x in losses), f"a list of {FIRST_LOSSES} finite positive losses", losses)
+    res = rec.get("result")
+    if need("result", isinstance(res, dict), "an object", res):
+        for key in ("val_ppl", "train_ppl"):
+            need(f"result.{key}", _finite(res.get(key)) and res[key] >= 1, "a finite perplexity >= 1", res.get(key))
+        out += _curve_problems(res.get("curve"), res)
+        out += _trace_problems(res.get("trace"))
+        at = res.get("val_ppl_at_length")
+        if need("result.val_ppl_at_length", isinstance(at, dict), "an object", at):
+            for k, v in at.items():
+                need(f"result.val_ppl_at_length[{k}]", k.isdigit() and _finite(v) and v >= 1,
+                     "a window length mapped to a finite perplexity >= 1", v)
+    prov = rec.get("provenance")
+    if need("provenance", isinstance(prov, dict), "an object", prov):
+        for key in PROVENANCE:
+            if key not in prov:
+                out.append(f"provenance.{key}: missing")
+        for key in ("wall_s", "tokens_per_s"):
+            if key in prov:
+                need(f"provenance.{key}", _finite(prov[key]) and prov[key] > 0, "a positive number", prov[key])
+        for key in set(PROVENANCE) - {"wall_s", "tokens_per_s"}:
+            if key in prov:
+                need(f"provenance.{key}", isinstance(prov[key], str) and prov[key], "a non-empty string", prov[key])
+        if isinstance(prov.get("date"), str):
+            try:
+                datetime.fromisoformat(prov["date"])
+            except ValueError:
+                out.append(f"provenance.date: an ISO date expected, got {prov['date']!r}")
+    if not out and rec["family"] in FAMILIES:
+        scale = scale_of(rec["family"])
+        if rec["arm"] not in scale.arms:
+            out.append(f"arm: one of {', '.join(scale.arms)} expected, got {rec['arm']!r}")
+        else:
+            steps = scale.trains.get(rec["arm"], scale.train).steps
+            if res["curve"]["step"][-1] != steps:
+                out.append(f"result.curve.step: ends at {res['curve']['step'][-1]}, but {scale.name} trains "
+                           f"{steps} steps (an interrupted run?)")
+    return out
+
+
+def _curve_problems(curve, res) -> list[str]:
+    keys = ("step", "train_ppl", "val_ppl", "loss")
+    if not isinstance(curve, dict) or not all(isinstance(curve.get(k), list) and curve[k] for k in keys):
+        return [f"result.curve: an object of non-empty lists {', '.join(keys)} expected, got {curve!r:.60}"]
+    out = []
+    if len({len(curve[k]) for k in keys}) > 1:
+        out.append("result.curve: its lists differ in length " + str({k: len(curve[k]) for k in keys}))
+    steps = curve["step"]
+    if not all(isinstance(s, int) and not isinstance(s, bool) for s in steps) or any(b <= a for a, b in zip(steps, steps[1:])):
+        out.append(f"result.curve.step: increasing integers expected, got {steps!r:.60}")
+    for k in ("train_ppl", "val_ppl"):
+        if not all(_finite(v) and v >= 1 for v in curve[k]):
+            out.append(f"result.curve.{k}: finite perplexities >= 1 expected")
+        elif _finite(res.get(k)) and curve[k][-1] != res[k]:
+            out.append(f"result.{k}: {res[k]!r} disagrees with its own curve's last point {curve[k][-1]!r}")
+    if not all(_finite(v) for v in curve["loss"]):
+        out.append("result.curve.loss: finite numbers expected")
+    return out
+
+
+def _trace_problems(trace) -> list[str]:
+    if trace is None:
+        return []
+    if not isinstance(trace, dict) or not isinstance(trace.get("step"), list) or not isinstance(trace.get("loss"), list):
+        return [f"result.trace: null or an object with lists step and loss expected, got {trace!r:.60}"]
+    out = []
+    if len(trace["step"]) != len(trace["loss"]) or trace["step"][:1] != [0]:
+        out.append("result.trace: step starts at 0 and has one loss per step")
+    if not all(_finite(v) for v in trace["loss"][1:]) or trace["loss"][:1] not in ([None], []):
+        out.append("result.trace.loss: null at step 0, then finite numbers expected")
+    for i, a in enumerate(trace.get("attention") or []):
+        ok = (isinstance(a, dict) and _finite(a.get("score_std")) and a["score_std"] >= 0
+              and _finite(a.get("entropy")) and a["entropy"] >= 0
+              and _finite(a.get("saturated")) and 0 <= a["saturated"] <= 1)
+        if not ok:
+            out.append(f"result.trace.attention[{i}]: score_std >= 0, entropy >= 0, saturated in [0, 1] expected")
+            break
+    return out
+
+
 def load(family: str, arm: str, seed: int) -> dict | None:
+    """The record of (family, arm, seed), or None; InvalidRecord names the field it breaks."""
     p = path(family, arm, seed)
-    return json.loads(p.read_text()) if p.is_file() else None
+    if not p.is_file():
+        return None
+    try:
+        rec = json.loads(p.read_text())
+    except json.JSONDecodeError as e:
+        raise InvalidRecord(f"{_shown(p)} is not JSON ({e}); restore it from git or rerun "
+                            f"`python -m claims.evidence run --family {family}`") from None
+    bad = problems(rec)
+    if bad:
+        raise InvalidRecord(f"{_shown(p)} breaks the evidence schema: {'; '.join(bad)}; restore it from git or "
+                            f"rerun `python -m claims.evidence run --family {family}`")
+    return rec
 
 
 def records() -> list[dict]:

@@ -37,9 +37,84 @@ def test_every_evidence_record_is_whole_and_matches_its_scale(path):
         f"{path.name} was recorded with another configuration than {scale.name}'s: delete it and rerun "
         f"`python -m claims.evidence run --family {rec['family']}`")
     assert FIELDS <= set(rec["result"]) and len(rec["first_losses"]) == FIRST_LOSSES
-    steps = scale.trains.get(rec["arm"], scale.train).steps
-    assert rec["result"]["curve"]["step"][-1] == steps  # the whole run, not an interrupted one
-    assert {"device", "device_name", "torch", "commit", "date", "wall_s"} <= set(rec["provenance"])
+    assert evidence.problems(rec) == []  # types, ranges, curve = final values, whole run, provenance
+
+
+# ---- the schema names the field a tampered record breaks -------------------------------------
+
+def _tamper(edit):
+    rec = json.loads(RECORDS[0].read_text()) if RECORDS else pytest.skip("no evidence committed")
+    edit(rec)
+    return rec
+
+
+def _set(path, value):
+    def edit(rec):
+        *head, last = path.split(".")
+        d = rec
+        for k in head:
+            d = d[k]
+        d[last] = value
+    return edit
+
+
+def _drop(path):
+    def edit(rec):
+        *head, last = path.split(".")
+        d = rec
+        for k in head:
+            d = d[k]
+        del d[last]
+    return edit
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("edit, field", [
+    (_set("result.val_ppl", "NaN-ish"), "result.val_ppl"),
+    (_set("result.val_ppl", float("nan")), "result.val_ppl"),
+    (_set("result.train_ppl", 0.5), "result.train_ppl"),
+    (_set("result.train_ppl", True), "result.train_ppl"),
+    (lambda r: r["result"].update(val_ppl=r["result"]["val_ppl"] * 1.01), "result.val_ppl"),
+    (lambda r: r["result"]["curve"]["val_ppl"].__setitem__(-1, 40.0), "result.val_ppl"),
+    (lambda r: r["result"]["curve"]["step"].__setitem__(-1, 10), "result.curve.step"),
+    (lambda r: r["result"]["curve"]["loss"].append(1.0), "result.curve"),
+    (_set("result.curve", None), "result.curve"),
+    (_set("result.trace", {"step": [0, 5], "loss": [None, float("inf")]}), "result.trace.loss"),
+    (_set("result.trace", {"step": [0], "loss": [None], "attention": [{"score_std": 1, "entropy": 1,
+                                                                        "saturated": 1.5}]}), "result.trace.attention[0]"),
+    (_set("result.val_ppl_at_length", {"64": "x"}), "result.val_ppl_at_length[64]"),
+    (_set("first_losses", [1.0]), "first_losses"),
+    (_set("seed", -1), "seed"),
+    (_set("family", "ladders"), "family"),
+    (_set("arm", "no-such-arm"), "arm"),
+    (_drop("provenance.commit"), "provenance.commit"),
+    (_drop("provenance.date"), "provenance.date"),
+    (_set("provenance.date", "yesterday"), "provenance.date"),
+    (_set("provenance.wall_s", -3), "provenance.wall_s"),
+    (_set("provenance.device_name", ""), "provenance.device_name"),
+    (_drop("result"), "result"),
+], ids=lambda x: x if isinstance(x, str) else "")
+def test_a_tampered_record_breaks_the_schema_naming_its_field(edit, field):
+    bad = evidence.problems(_tamper(edit))
+    assert bad and any(b.startswith(f"{field}:") for b in bad), bad
+
+
+@pytest.mark.fast
+def test_a_tampered_record_on_disk_fails_its_full_scale_test_naming_the_field(tmp_path, monkeypatch):
+    """Read through a Scale, a broken record is a failure (never a skip, never a divergence)."""
+    rec = json.loads(RECORDS[0].read_text()) if RECORDS else pytest.skip("no evidence committed")
+    monkeypatch.setattr(evidence, "EVIDENCE", tmp_path)
+    rec["result"]["val_ppl"] = "NaN-ish"
+    out = evidence.path(rec["family"], rec["arm"], rec["seed"])
+    out.parent.mkdir(parents=True)
+    out.write_text(json.dumps(rec))
+    scale = evidence.scale_of(rec["family"])
+    runs = Runs(scale, scale._recorded, (rec["seed"],))
+    with pytest.raises(pytest.fail.Exception, match=r"breaks the evidence schema: result\.val_ppl: a finite perplexity"):
+        runs.val(rec["arm"])
+    out.write_text("{not json")
+    with pytest.raises(pytest.fail.Exception, match="is not JSON"):
+        Runs(scale, scale._recorded, (rec["seed"],)).val(rec["arm"])
 
 
 # ---- replay: the committed numbers come from this code and this configuration ----------------
