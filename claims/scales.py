@@ -405,6 +405,13 @@ SQRT_CI = Scale("sqrt-ci", _sqrt_rungs(d_model=64, block_size=32),
                 TrainConfig(steps=1000, batch_size=16, lr=3e-3, trace_every=100, attention_stats=True),
                 seeds=seeds(0, 1, 2))
 
+# What the undivided head does to itself in training (SQRT-11, -12, -13: it sharpens, saturates
+# and stays collapsed; the divided one stays soft) is a claim about what training produces, and a
+# runaway is a coin that rounding can flip: a rate over ten starts (claims/rules.py most_starts:
+# 9 of 10 needed, so one start that escapes turns nothing). Seeds 0-2 are SQRT_CI's own runs.
+SQRT1024_CI = replace(SQRT_CI, name="sqrt1024-ci", arms={k: SQRT_CI.arms[k] for k in ("div-1024", "nodiv-1024")},
+                      seeds=seeds(*range(10)))
+
 # Pre- vs post-norm, S-NORM: 12 blocks, 1000 steps at 3e-3, warmup 0 or 200 steps.
 _NORM_FULL_TRAIN = TrainConfig(steps=1000, batch_size=64, lr=3e-3, trace_every=50)
 NORM_FULL = Scale("norm-full", {"pre": shakespeare_config(n_layer=12, norm="pre"),
@@ -423,6 +430,11 @@ NORM_CI = Scale("norm-ci", {**_norm_ci, "post+warmup50": _norm_ci["post"]}, _NOR
                 trains={"pre+warmup": replace(_NORM_CI_TRAIN, warmup=60),
                         "post+warmup": replace(_NORM_CI_TRAIN, warmup=60),
                         "post+warmup50": replace(_NORM_CI_TRAIN, warmup=150)})
+# "post-norm senza warmup è otto volte peggiore": whether post-norm without warmup fails to train
+# is a coin per start, so NORM-05 at CI scale is a rate over ten starts, paired by seed (most
+# starts, claims/rules.py). Seeds 0-2 are NORM_CI's runs, and pre's are NORM_EQ_CI's too.
+NORM_RATE_CI = replace(NORM_CI, name="norm-rate-ci", arms={k: NORM_CI.arms[k] for k in ("pre", "post")},
+                       trains={}, seeds=seeds(*range(10)))
 # NORM-07's "barely matters for pre-norm" is an equivalence: the catalogue's margin, |effect| <
 # 3 %, must hold for the 90 % interval of the mean paired effect (two one-sided tests at 5 %).
 # The paired effect's seed spread is about 2.6 %, and its mean moves by a percent with the seeds:

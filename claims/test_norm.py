@@ -7,7 +7,7 @@ from scipy import stats
 
 from model import GPT, MLP, Block, MultiHeadAttention, shakespeare_config
 from claims.marks import diverges
-from claims.rules import inside, mean_interval
+from claims.rules import MOST, inside, mean_interval, most_starts, rate_text
 
 
 
@@ -200,11 +200,14 @@ def test_the_norm_runs_match_their_pin(norm_ci, pin):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("NORM-05")
-def test_post_norm_without_warmup_is_several_times_worse(norm_ci, claim_record):
-    ratio = claim_record("NORM-05", (norm_ci.val("post") / norm_ci.val("pre")).round(2),
-                         expected=8.15, tolerance="CI scale: > 3 on every seed ('several times')",
-                         label="post / pre, per seed")
-    assert all(r > 3 for r in ratio)
+def test_post_norm_without_warmup_is_several_times_worse(norm_rate_ci, claim_record):
+    """Whether post-norm fails without warmup is a coin per start: a rate over ten starts."""
+    ratio = claim_record("NORM-05", (norm_rate_ci.val("post") / norm_rate_ci.val("pre")).round(2),
+                         expected=8.15, tolerance="reported", label="post / pre, per seed (CI scale)")
+    r = claim_record("NORM-05", most_starts(ratio > 3), expected="8x worse",
+                     tolerance=f"CI scale: post / pre > 3 ('several times'); {MOST}",
+                     label="starts where post-norm without warmup is > 3x worse than pre-norm")
+    assert r["holds"], rate_text(r)
 
 
 @pytest.mark.slow

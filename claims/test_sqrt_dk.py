@@ -216,7 +216,7 @@ def test_a_saturated_softmax_passes_almost_no_gradient(claim_record):
 # at batch 32 on d_model 128. Attention statistics come from a fixed held-out batch, every 100
 # steps (model.attention_maps.attention_summary).
 
-from claims.rules import inside, mean_interval  # noqa: E402
+from claims.rules import MOST, inside, mean_interval, most_starts, rate_text  # noqa: E402
 from claims.scales import SQRT_WIDTHS  # noqa: E402
 
 DOC_WORTH = {32: "≈ 0 (no-division slightly ahead)", 256: 18, 1024: 17}
@@ -299,28 +299,35 @@ def test_at_256_and_1024_the_division_is_worth_many_points(sqrt_ci, claim_record
     assert all(w > 0 for d in (256, 1024) for w in _worth(sqrt_ci, d))
 
 
+# What the undivided head does in training is a claim about starts: each property below is
+# judged per start, and the claim on the rate over ten starts (SQRT1024_CI; most starts, an exact
+# binomial test: 9 of 10), so one start that escapes the runaway turns nothing.
+
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("SQRT-11")
-def test_the_undivided_head_sharpens_and_saturates(sqrt_ci, claim_record):
-    std0, std1 = _attention(sqrt_ci, "nodiv-1024", "score_std", 0), _attention(sqrt_ci, "nodiv-1024", "score_std", -1)
-    ent = _attention(sqrt_ci, "nodiv-1024", "entropy", -1)
-    sat = _attention(sqrt_ci, "nodiv-1024", "saturated", -1)
+def test_the_undivided_head_sharpens_and_saturates(sqrt1024_ci, sqrt_ci, claim_record):
+    runs = sqrt1024_ci
+    std0, std1 = np.array(_attention(runs, "nodiv-1024", "score_std", 0)), np.array(_attention(runs, "nodiv-1024", "score_std", -1))
+    ent = np.array(_attention(runs, "nodiv-1024", "entropy", -1))
+    sat = np.array(_attention(runs, "nodiv-1024", "saturated", -1))
+    div_ent = np.array(_attention(runs, "div-1024", "entropy", -1))
     claim_record("SQRT-11", [[round(a, 1), round(b, 1)] for a, b in zip(std0, std1)], expected=[21, 5147],
-                 tolerance="grows, every seed", label="undivided d_k=1024: score std, init -> end (CI)")
-    claim_record("SQRT-11", [round(e, 3) for e in ent], expected=0, tolerance="< the divided head's",
+                 tolerance="grows", label="undivided d_k=1024: score std, init -> end, per seed (CI)")
+    claim_record("SQRT-11", ent.round(3), expected=0, tolerance="< the divided head's, same seed",
                  label="undivided d_k=1024: mean entropy at the end (nats)")
-    claim_record("SQRT-11", [round(s, 3) for s in sat], expected=0.999, tolerance="> 0.5 every seed",
+    claim_record("SQRT-11", sat.round(3), expected=0.999, tolerance="> 0.5",
                  label="undivided d_k=1024: rows with max weight > 0.99")
-    div_ent = _attention(sqrt_ci, "div-1024", "entropy", -1)
     # the table: every width and variant, at initialisation and at the end (seed mean)
     claim_record("SQRT-11", {rung: {when: {k: round(float(np.mean(_attention(sqrt_ci, rung, k, i))), 3)
                                            for k in ("score_std", "entropy", "saturated")}
                                     for when, i in (("init", 0), ("end", -1))}
                              for rung in sqrt_ci.scale.arms},
-                 tolerance="reported", label="score std, mean entropy (nats), rows > 0.99: init and end, seed mean")
-    assert all(b > a for a, b in zip(std0, std1))
-    assert all(e < d for e, d in zip(ent, div_ent)) and all(s > 0.5 for s in sat)
+                 tolerance="reported", label="score std, mean entropy (nats), rows > 0.99: init and end, mean of seeds 0-2")
+    r = claim_record("SQRT-11", most_starts((std1 > std0) & (ent < div_ent) & (sat > 0.5)), expected="every row",
+                     tolerance=MOST, label="starts whose undivided head sharpens, falls below the divided "
+                                           "head's entropy and saturates > 0.5 of its rows")
+    assert r["holds"], rate_text(r)
 
 
 @pytest.mark.slow
@@ -329,37 +336,47 @@ def test_the_undivided_head_sharpens_and_saturates(sqrt_ci, claim_record):
 @diverges("at CI scale the undivided score std grows by about an order of "
                    "magnitude, short of the catalogue's x20 and far from the text's thousands, while entropy "
                    "and saturation do collapse (values in the report)")
-def test_the_undivided_head_runs_away_and_collapses_completely(sqrt_ci):
-    std0, std1 = _attention(sqrt_ci, "nodiv-1024", "score_std", 0), _attention(sqrt_ci, "nodiv-1024", "score_std", -1)
-    # the catalogue's reduced bounds: std x20, > 90 % of rows one-hot, entropy < 0.1 nats
-    assert all(b > 20 * a for a, b in zip(std0, std1))
-    assert all(s > 0.9 for s in _attention(sqrt_ci, "nodiv-1024", "saturated", -1))
-    assert all(e < 0.1 for e in _attention(sqrt_ci, "nodiv-1024", "entropy", -1))
+def test_the_undivided_head_runs_away_and_collapses_completely(sqrt1024_ci, claim_record):
+    runs = sqrt1024_ci
+    std0, std1 = np.array(_attention(runs, "nodiv-1024", "score_std", 0)), np.array(_attention(runs, "nodiv-1024", "score_std", -1))
+    sat = np.array(_attention(runs, "nodiv-1024", "saturated", -1))
+    ent = np.array(_attention(runs, "nodiv-1024", "entropy", -1))
+    claim_record("SQRT-11", (std1 / std0).round(1), expected=round(5147 / 21), tolerance="> 20",
+                 label="undivided d_k=1024: score std end / init, per seed (CI)")
+    # the catalogue's reduced bounds: std x20, > 90 % of rows one-hot, entropy < 0.1 nats, per start
+    r = claim_record("SQRT-11", most_starts((std1 > 20 * std0) & (sat > 0.9) & (ent < 0.1)), expected="collapse",
+                     tolerance=MOST, label="starts that run away (std x20) and collapse (> 0.9 rows one-hot, "
+                                           "entropy < 0.1 nats)")
+    assert r["holds"], rate_text(r)
 
 
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("SQRT-12")
-def test_the_collapse_is_stable(sqrt_ci, claim_record):
+def test_the_collapse_is_stable(sqrt1024_ci, claim_record):
     kept = []
-    for s in sqrt_ci.seeds:
-        sat = [a["saturated"] for a in sqrt_ci.run("nodiv-1024", s).trace["attention"]]
+    for s in sqrt1024_ci.seeds:
+        sat = [a["saturated"] for a in sqrt1024_ci.run("nodiv-1024", s).trace["attention"]]
         kept.append(sat[-1] / max(sat))
-    kept = claim_record("SQRT-12", [round(k, 3) for k in kept], expected="nothing brings it back",
-                        tolerance=">= 0.9 of its peak at the end, every seed",
-                        label="undivided d_k=1024: saturated fraction at the end / its peak")
-    assert all(k >= 0.9 for k in kept)
+    kept = np.array(claim_record("SQRT-12", [round(k, 3) for k in kept], expected="nothing brings it back",
+                                 tolerance="reported", label="undivided d_k=1024: saturated fraction at the end / its peak"))
+    r = claim_record("SQRT-12", most_starts(kept >= 0.9), expected="nothing brings it back", tolerance=MOST,
+                     label="starts that keep >= 0.9 of their peak saturation at the end")
+    assert r["holds"], rate_text(r)
 
 
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("SQRT-13")
-def test_the_divided_head_stays_soft(sqrt_ci, claim_record):
-    std = claim_record("SQRT-13", [round(x, 2) for x in _attention(sqrt_ci, "div-1024", "score_std", -1)],
-                       expected=3.44, tolerance="< 10 (catalogue, reduced)", label="divided d_k=1024: score std at the end")
-    sat = claim_record("SQRT-13", [round(x, 3) for x in _attention(sqrt_ci, "div-1024", "saturated", -1)],
-                       tolerance="< 0.5", label="divided d_k=1024: rows with max weight > 0.99")
-    assert all(x < 10 for x in std) and all(x < 0.5 for x in sat)
+def test_the_divided_head_stays_soft(sqrt1024_ci, claim_record):
+    std = np.array(claim_record("SQRT-13", [round(x, 2) for x in _attention(sqrt1024_ci, "div-1024", "score_std", -1)],
+                                expected=3.44, tolerance="< 10 (catalogue, reduced)",
+                                label="divided d_k=1024: score std at the end"))
+    sat = np.array(claim_record("SQRT-13", [round(x, 3) for x in _attention(sqrt1024_ci, "div-1024", "saturated", -1)],
+                                tolerance="< 0.5", label="divided d_k=1024: rows with max weight > 0.99"))
+    r = claim_record("SQRT-13", most_starts((std < 10) & (sat < 0.5)), expected="a soft mixture", tolerance=MOST,
+                     label="starts whose divided head stays soft (std < 10, < 0.5 of rows one-hot)")
+    assert r["holds"], rate_text(r)
 
 
 def _worth_at_32_full(runs) -> np.ndarray:
