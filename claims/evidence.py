@@ -44,24 +44,51 @@ REPLAY_STEPS = 4
 REPLAY_RTOL = 6e-5
 
 
-def scale_of(family: str):
+def scale_of(family: str, point: str = ""):
+    """The Scale a family's records are made with; with ``point``, that grid point's variant."""
     from claims import scales
-    return getattr(scales, FAMILIES[family])
+    if not point:
+        return getattr(scales, FAMILIES[family])
+    for scale in points_of(family):
+        if scale.name == point:
+            return scale
+    raise KeyError(f"{family} has no grid point {point!r}; its points: "
+                   f"{', '.join(s.name for s in points_of(family)) or 'none'}")
+
+
+def points_of(family: str) -> list:
+    """The Scale of every grid point recorded under the family's explore/ (claims/grids.py),
+    once each; a point is named '<scale>@<setting>=<value>' and so is its folder."""
+    from claims.grids import GRIDS
+    seen = {}
+    for grid in GRIDS.values():
+        for p in grid.trained():
+            if family_of(p.scale.name) == family:
+                seen.setdefault(p.scale.name, p.scale)
+    return list(seen.values())
 
 
 # scales made of a family's arms on more seeds: they read (and are recorded into) its records
-SUBSETS = {"SQRT32_FULL": "sqrt", "LADDER_LN_FULL": "ladder"}
+SUBSETS = {"SQRT32_FULL": "sqrt", "SQRT1024_FULL": "sqrt", "LADDER_LN_FULL": "ladder", "DEPTH_FULL": "ladder"}
 
 
 def family_of(scale_name: str) -> str:
+    """The family a Scale's records live in; a grid point's Scale is named '<scale>@<point>'."""
     from claims import scales
     named = {getattr(scales, n).name: f for f, n in FAMILIES.items()}
     named.update({getattr(scales, n).name: f for n, f in SUBSETS.items()})
-    return named[scale_name]
+    return named[scale_name.split("@")[0]]
 
 
-def path(family: str, arm: str, seed: int) -> Path:
-    return EVIDENCE / family / f"{arm}-seed{seed}.json"
+def point_of(scale_name: str) -> str:
+    """The grid point a Scale records (its whole name, '<scale>@<setting>=<value>'), or '' for a
+    family's own configuration."""
+    return scale_name if "@" in scale_name else ""
+
+
+def path(family: str, arm: str, seed: int, point: str = "") -> Path:
+    where = EVIDENCE / family / "explore" / point if point else EVIDENCE / family
+    return where / f"{arm}-seed{seed}.json"
 
 
 def config_of(spec) -> dict:
@@ -94,11 +121,12 @@ def _device_name(device) -> str:
     return f"{cpu_model()} ({torch.get_num_threads()} threads)"
 
 
-def make_record(family: str, arm: str, seed: int, spec, rec: dict) -> dict:
+def make_record(family: str, arm: str, seed: int, spec, rec: dict, point: str = "") -> dict:
     import torch
     from experiments.runs import code_version
     return {
-        "family": family, "arm": arm, "seed": seed, "scale": scale_of(family).name, "config": config_of(spec),
+        "family": family, **({"point": point} if point else {}), "arm": arm, "seed": seed,
+        "scale": scale_of(family, point).name, "config": config_of(spec),
         "result": {k: rec[k] for k in ("val_ppl", "train_ppl", "curve", "trace", "val_ppl_at_length")},
         "first_losses": rec["first_losses"],
         "provenance": {"device": str(spec.device), "device_name": _device_name(spec.device),
@@ -178,8 +206,13 @@ def problems(rec) -> list[str]:
                 datetime.fromisoformat(prov["date"])
             except ValueError:
                 out.append(f"provenance.date: an ISO date expected, got {prov['date']!r}")
+    if "point" in rec and not (isinstance(rec["point"], str) and rec["point"]):
+        out.append(f"point: a grid point's name expected, got {rec['point']!r}")
     if not out and rec["family"] in FAMILIES:
-        scale = scale_of(rec["family"])
+        try:
+            scale = scale_of(rec["family"], rec.get("point", ""))
+        except KeyError as e:
+            return [f"point: {e.args[0]}"]
         if rec["arm"] not in scale.arms:
             out.append(f"arm: one of {', '.join(scale.arms)} expected, got {rec['arm']!r}")
         else:
@@ -230,9 +263,9 @@ def _trace_problems(trace) -> list[str]:
     return out
 
 
-def load(family: str, arm: str, seed: int) -> dict | None:
-    """The record of (family, arm, seed), or None; InvalidRecord names the field it breaks."""
-    p = path(family, arm, seed)
+def load(family: str, arm: str, seed: int, point: str = "") -> dict | None:
+    """The record of (family, arm, seed[, point]), or None; InvalidRecord names the field it breaks."""
+    p = path(family, arm, seed, point)
     if not p.is_file():
         return None
     try:
@@ -247,8 +280,14 @@ def load(family: str, arm: str, seed: int) -> dict | None:
     return rec
 
 
-def records() -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted(EVIDENCE.glob("*/*.json"))]
+def record_paths(explore: bool = True) -> list[Path]:
+    """Every committed record: the families' own, then (``explore``) their grid points'."""
+    own = sorted(EVIDENCE.glob("*/*.json"))
+    return own + (sorted(EVIDENCE.glob("*/explore/*/*.json")) if explore else [])
+
+
+def records(explore: bool = False) -> list[dict]:
+    return [json.loads(p.read_text()) for p in record_paths(explore)]
 
 
 def replay_movement(rec: dict, tokens) -> float:
@@ -257,7 +296,7 @@ def replay_movement(rec: dict, tokens) -> float:
     import numpy as np
     from experiments.data import split
     from experiments.train import replay
-    spec = scale_of(rec["family"]).spec(rec["arm"], (rec["seed"],))
+    spec = scale_of(rec["family"], rec.get("point", "")).spec(rec["arm"], (rec["seed"],))
     tr, _ = split(tokens)
     (ours,) = replay(spec.model, spec.train, tr[: int(spec.train_slice * len(tr))], seeds=(rec["seed"],),
                      steps=REPLAY_STEPS)
@@ -288,30 +327,39 @@ def _bar(total_steps: int, done_before: list):
     return progress
 
 
-def run(family: str, seeds, arms=None, device="cpu", log=print) -> list[Path]:
+def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "", stack: bool = False) -> list[Path]:
+    """Train and record what is missing of (arms x seeds); ``stack`` trains an arm's missing
+    seeds side by side (a GPU step is launch-bound: seeds cost little more than one)."""
     import torch
     from experiments import runs
     from experiments.data import write_atomic
-    scale = scale_of(family)
+    try:
+        scale = scale_of(family, point)
+    except KeyError as e:
+        raise SystemExit(f"error: {e.args[0]}") from None
     arms = arms or list(scale.arms)
     unknown = [a for a in arms if a not in scale.arms]
     if unknown:
         raise SystemExit(f"error: {family} has no arm {', '.join(unknown)}; its arms: {', '.join(scale.arms)}")
-    todo = [(a, s) for a in arms for s in seeds if load(family, a, s) is None]
+    todo = [(a, s) for a in arms for s in seeds if load(family, a, s, point) is None]
     _commit()  # read now, before a long set: a commit made meanwhile is not this code
-    steps = sum(scale.trains.get(a, scale.train).steps for a, _ in todo)
+    groups = {}
+    for arm, seed in todo:  # an arm's missing seeds, together or one by one
+        groups.setdefault((arm, None) if stack else (arm, seed), []).append(seed)
+    steps = sum(scale.trains.get(a, scale.train).steps for a, _ in groups)
     log(f"{family}: {len(todo)} run(s) to train on {device} ({torch.get_num_threads()} threads), "
         f"{len(arms) * len(seeds) - len(todo)} already recorded")
     progress, written = _bar(steps, [0]), []
-    for arm, seed in todo:
-        spec = scale.spec(arm, (seed,), device)
-        (rec,) = runs.get(spec, log=lambda *_: None, progress=progress)
-        out = path(family, arm, seed)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(out, (json.dumps(make_record(family, arm, seed, spec, rec), indent=1) + "\n").encode())
-        written.append(out)
-        log(f"  {arm} seed {seed}: val {rec['val_ppl']:.2f}, train {rec['train_ppl']:.2f}, "
-            f"{rec['wall_s'] / 60:.1f} min -> {_shown(out)}")
+    for (arm, _), group in groups.items():
+        spec = scale.spec(arm, tuple(group), device)
+        for seed, rec in zip(group, runs.get(spec, log=lambda *_: None, progress=progress)):
+            out = path(family, arm, seed, point)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            one = scale.spec(arm, (seed,), device)  # the record names its own seed's config
+            write_atomic(out, (json.dumps(make_record(family, arm, seed, one, rec, point), indent=1) + "\n").encode())
+            written.append(out)
+            log(f"  {arm} seed {seed}: val {rec['val_ppl']:.2f}, train {rec['train_ppl']:.2f}, "
+                f"{rec['wall_s'] / 60:.1f} min -> {_shown(out)}")
     return written
 
 
@@ -334,6 +382,12 @@ def main(argv=None):
     r.add_argument("--seeds", default="0", help="comma-separated, e.g. 0,1,2 (default 0)")
     r.add_argument("--arms", default="", help="comma-separated arm names (default: every arm)")
     r.add_argument("--device", default="cuda" if _cuda() else "cpu")
+    r.add_argument("--point", default="", help="a grid point of the family (claims/grids.py), recorded under explore/")
+    r.add_argument("--stack", action="store_true", help="train an arm's seeds side by side (on a GPU)")
+    g = sub.add_parser("grid", help="record every point of a claim's diagnosis grid (claims/grids.py)")
+    g.add_argument("claim")
+    g.add_argument("--device", default="cuda" if _cuda() else "cpu")
+    g.add_argument("--stack", action="store_true", help="train an arm's seeds side by side (on a GPU)")
     sub.add_parser("status", help="list what is recorded")
     sub.add_parser("replay", help="retrain every record's first steps; print how far they moved")
     a = ap.parse_args(argv)
@@ -342,12 +396,30 @@ def main(argv=None):
     if a.cmd == "replay":
         from experiments.data import bpe_tokens
         tokens = bpe_tokens("tinyshakespeare", 1024)[0]
-        for rec in records():
-            print(f"{rec['family']}/{rec['arm']}/seed{rec['seed']}: {replay_movement(rec, tokens):.2e}", flush=True)
+        for rec in records(explore=True):
+            where = f"{rec['family']}/" + (f"explore/{rec['point']}/" if rec.get("point") else "")
+            print(f"{where}{rec['arm']}/seed{rec['seed']}: {replay_movement(rec, tokens):.2e}", flush=True)
         return
     if not os.environ.get("CLAIMS_DATA_DIR") and (ROOT.parent / "shared" / "data").is_dir():
         os.environ["CLAIMS_DATA_DIR"] = str(ROOT.parent / "shared" / "data")  # as .ci/run finds it
-    run(a.family, [int(s) for s in a.seeds.split(",")], [x for x in a.arms.split(",") if x], a.device)
+    if a.cmd == "grid":
+        return record_grid(a.claim, a.device, a.stack)
+    run(a.family, [int(s) for s in a.seeds.split(",")], [x for x in a.arms.split(",") if x], a.device,
+        point=a.point, stack=a.stack)
+
+
+def record_grid(claim: str, device="cpu", stack=False, log=print) -> list[Path]:
+    """Record every point of ``claim``'s diagnosis grid that needs training, on the seeds its
+    Scale declares."""
+    from claims.grids import GRIDS
+    if claim not in GRIDS:
+        raise SystemExit(f"error: no diagnosis grid for {claim}; grids: {', '.join(GRIDS)}")
+    written = []
+    for p in GRIDS[claim].trained():
+        fam, point = family_of(p.scale.name), point_of(p.scale.name)
+        log(f"{claim}: point {point}")
+        written += run(fam, list(p.scale.seeds), device=device, log=log, point=point, stack=stack)
+    return written
 
 
 def _cuda() -> bool:

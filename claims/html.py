@@ -7,7 +7,7 @@ from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
 from .render import _fmt, badge_svg, badge_text
-from .verdict import STATUSES, headline_text, lower_scale_divergences
+from .verdict import STATUSES, headline_text, headline_value, lower_scale_divergences
 
 CHAPTERS = {"IT": "Italian chapter: attention and the transformer block",
             "PL": "Polish lab: the tiny GPT"}
@@ -26,8 +26,10 @@ _env.filters.update(value=_value, short=lambda nodeid: nodeid.rsplit("/", 1)[-1]
 
 def _row(c: dict, figs: dict) -> dict:
     text = headline_text(c)
+    one_doc, one_ours, one_label = headline_value(c)
     return dict(c, verdict_rest=text[len(c["status"]):].strip(), lang=LANG.get(c["source"], ""),
-                figures=figs.get(c["id"], []),
+                figures=figs.get(c["id"], []), one_doc=one_doc, one_ours=one_ours, one_label=one_label,
+                kind=(c.get("diagnosis") or {}).get("kind"),
                 lower=[c["scales"][s]["reason"] for s in lower_scale_divergences(c)])
 
 

@@ -2,8 +2,8 @@
 import json
 from pathlib import Path
 
-from .verdict import (STATUSES, figures, headline_text, lower_scale_divergences, pins, summary,
-                      tiers_run, verdicts)
+from .verdict import (KINDS, STATUSES, figures, headline_text, headline_value, lower_scale_divergences, pins,
+                      summary, tiers_run, verdicts)
 
 BADGE_COLOURS = [(0.9, "#4c1", "brightgreen"), (0.75, "#97ca00", "green"),
                  (0.6, "#a4a61d", "yellowgreen"), (0.45, "#dfb317", "yellow"),
@@ -84,6 +84,37 @@ def _scale_note(c: dict) -> str:
     return " " + text.split(" ", 1)[1] if c.get("scale") else ""
 
 
+def _errata_row(c: dict) -> str:
+    """The document's value and ours on one line each, at the headline scale; every record
+    behind a disclosure."""
+    doc_v, ours, label = headline_value(c)
+    every = "<br>".join(f"{_cell(r.get('label') or r['test'].rsplit('::', 1)[-1])}: {_cell(r['measured'])}"
+                        for r in c.get("records", []))
+    more = f" <details><summary>every record</summary>{every}</details>" if every else ""
+    kind = (c.get("diagnosis") or {}).get("kind") or "—"
+    return (f"| {c['id']} | {_cell(headline_text(c))} | {kind} | {_cell(c['quote'])} | {_cell(doc_v)} | "
+            f"{_cell(ours)}{' (' + _cell(label) + ')' if label else ''}{more} | {_cell(c['reason'])} |")
+
+
+def _why(claims: list[dict]) -> list[str]:
+    """Each diagnosed erratum's grid: the claim's rule at every point tried."""
+    out = []
+    for c in (c for c in claims if c.get("diagnosis")):
+        d = c["diagnosis"]
+        out += ["", f"#### Why {c['id']} diverges: {d.get('kind') or 'not classified'}", "",
+                (KINDS.get(d.get("kind")) or "not classified yet") + (f" ({d['reason']})" if d.get("reason") else ""), ""]
+        if d.get("fixed"):
+            out += [f"Our setup, fixed: {d['fixed']}", ""]
+        out += ["| point | settings | value | the claim would hold | why this setting |", "|---|---|---|---|---|"]
+        for e in d.get("grid", []):
+            held = {True: "yes", False: "no", None: "not measured"}[e["holds"]]
+            why = e.get("why", "")
+            note = f" ({e['missing']})" if e.get("missing") else ""
+            out.append(f"| {_cell(e['point'])} | {_cell(e['settings'] or '—')} | {_cell(e['value'])} | "
+                       f"{held}{_cell(note)} | {_cell(why)} |")
+    return out
+
+
 def markdown(doc: dict) -> str:
     s, claims = doc["summary"], doc["claims"]
     label, message, _, _ = badge_text(doc)
@@ -97,12 +128,11 @@ def markdown(doc: dict) -> str:
             "Claims where the text and our measurement disagree (`fails`) or where our reproduction "
             "honestly departs from it (`diverges`), at the highest scale that ran. This is the list "
             "a course author would act on.", ""]
-    head = ["| ID | verdict | the document says | document's value | ours | evidence |",
-            "|---|---|---|---|---|---|"]
+    head = ["| ID | verdict | kind | the document says | document's value | ours | evidence |",
+            "|---|---|---|---|---|---|---|"]
     if bad:
-        out += head + [f"| {c['id']} | {_cell(headline_text(c))} | {_cell(c['quote'])} | "
-                       f"{_cell(c['expected'])} | {_cell(c['measured'])} | {_cell(c['reason'])} |"
-                       for c in bad]
+        out += head + [_errata_row(c) for c in bad]
+        out += _why(bad)
     else:
         out.append("None in this run.")
     lower = [c for c in claims if lower_scale_divergences(c)]

@@ -37,6 +37,8 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "claim(*ids): the catalogue claims this test proves")
+    config.addinivalue_line("markers", "diagnosis(id): the test reports the claim's diagnosis grid; "
+                            "it never changes the claim's verdict")
     config.addinivalue_line("markers", "scale(name): the scale the test measures at: "
                             + ", ".join(SCALES) + " (fast tests default to analytic, gpu to full)")
     root = Path(config.rootpath)
@@ -99,6 +101,22 @@ def claim_record(request):
         return measured
 
     return record
+
+
+@pytest.fixture
+def claim_diagnosis(request):
+    """``claim_diagnosis(id, {"fixed", "why", "grid": [...]})``: the claim's diagnosis, shown in
+    its errata row. Only a test marked ``diagnosis(id)`` may report one."""
+    names = {cid for m in request.node.iter_markers("diagnosis") for cid in m.args}
+
+    def report(claim_id, diagnosis):
+        if claim_id not in names:
+            raise ValueError(f"claim_diagnosis({claim_id!r}): this test's diagnosis marker names "
+                             f"{sorted(names) or 'no claim'}")
+        request.node.user_properties.append(("claim_diagnosis", _jsonable(dict(diagnosis, claim=claim_id))))
+        return diagnosis
+
+    return report
 
 
 @pytest.fixture
@@ -265,6 +283,8 @@ class ClaimReporter:
                 t["figures"].append(value)
             elif name == "claim_pin" and report.when == "call":
                 t["pins"].append(value)
+            elif name == "claim_diagnosis" and report.when == "call":
+                t["diagnosis"] = value
             elif name == "claim_evidence":  # added at teardown, once the test has read its runs
                 t["evidence"] = value
         outcome = None

@@ -81,29 +81,30 @@ class Scale:
         """The seeds recorded for every arm; while a family is being recorded, its first seed
         (the document reports one run of each), read arm by arm as they land."""
         from claims import evidence
-        fam = evidence.family_of(self.name)
-        full = tuple(s for s in self.seeds if all(evidence.path(fam, a, s).is_file() for a in self.arms))
+        fam, point = evidence.family_of(self.name), evidence.point_of(self.name)
+        full = tuple(s for s in self.seeds if all(evidence.path(fam, a, s, point).is_file() for a in self.arms))
         return full or self.seeds[:1]
 
     def _recorded(self, arms) -> dict:
         from claims import evidence
-        fam, seeds, out = evidence.family_of(self.name), self._recorded_seeds(), {}
+        fam, point, seeds, out = evidence.family_of(self.name), evidence.point_of(self.name), self._recorded_seeds(), {}
+        cmd = f"python -m claims.evidence run --family {fam}" + (f" --point '{point}'" if point else "")
         for arm in arms:
             out[arm] = []
             for seed in seeds:
                 try:
-                    rec = evidence.load(fam, arm, seed)
+                    rec = evidence.load(fam, arm, seed, point)
                 except evidence.InvalidRecord as e:  # a broken record fails; it never reads as a divergence
                     pytest.fail(str(e), pytrace=False)
                 if rec is None:
                     raise pytest.skip.Exception(  # reported at the test that read the arm
                         f"no full-scale evidence for {self.name}/{arm} seed {seed}, and no CUDA to train it: run "
-                        f"`python -m claims.evidence run --family {fam}`, or the gpu tier on CUDA",
+                        f"`{cmd}`, or the gpu tier on CUDA",
                         _use_item_location=True)
                 if rec["config"] != evidence.config_of(self.spec(arm, (seed,))):
-                    pytest.fail(f"stale evidence {evidence.path(fam, arm, seed).name} of {fam}: it was "
+                    pytest.fail(f"stale evidence {evidence.path(fam, arm, seed, point).name} of {fam}: it was "
                                 f"recorded with another configuration than {self.name}'s; delete it and rerun "
-                                f"`python -m claims.evidence run --family {fam}`", pytrace=False)
+                                f"`{cmd}`", pytrace=False)
                 prov = rec["provenance"]
                 out[arm].append({**rec["result"], "seed": seed, "wall_s": prov["wall_s"], "device": prov["device"],
                                  "evidence": f"{prov['device_name']}, {prov['date'][:10]}"})
@@ -161,11 +162,17 @@ class Runs:
     def run(self, arm: str, seed: int) -> Run:
         return self.runs(arm)[self.seeds.index(seed)]
 
-    def val(self, arm: str) -> np.ndarray:
-        return np.array([r.val_ppl for r in self.runs(arm)])
+    def val(self, arm: str, checkpoint: str = "final") -> np.ndarray:
+        """Per seed: validation perplexity at the last step, or (``checkpoint="best"``) at the
+        evaluation where that run's validation is lowest."""
+        _checkpoint(checkpoint)
+        return np.array([r.val_ppl if checkpoint == "final" else min(r.curve["val_ppl"]) for r in self.runs(arm)])
 
-    def train(self, arm: str) -> np.ndarray:
-        return np.array([r.train_ppl for r in self.runs(arm)])
+    def train(self, arm: str, checkpoint: str = "final") -> np.ndarray:
+        """Per seed: training perplexity at the last step, or at the best-validation evaluation."""
+        _checkpoint(checkpoint)
+        return np.array([r.train_ppl if checkpoint == "final" else
+                         r.curve["train_ppl"][int(np.argmin(r.curve["val_ppl"]))] for r in self.runs(arm)])
 
     def at_length(self, arm: str, length: int) -> np.ndarray:
         return np.array([r.val_ppl_at_length[length] for r in self.runs(arm)])
@@ -173,6 +180,11 @@ class Runs:
     def trace(self, arm: str, key: str = "loss") -> np.ndarray:
         """(seeds, trace points); step 0 of the loss trace (no loss yet) is NaN."""
         return np.array([[np.nan if v is None else v for v in r.trace[key]] for r in self.runs(arm)])
+
+
+def _checkpoint(name: str) -> None:
+    if name not in ("final", "best"):
+        raise ValueError(f"checkpoint {name!r}: 'final' (the last step) or 'best' (the lowest validation)")
 
 
 def evidence_mode() -> bool:
@@ -220,6 +232,11 @@ LADDER_FULL = Scale("ladder-full", ladder(shakespeare_config()),
 # >= 3 seeds and a paired comparison"): the two rungs on seeds 0-2 (their evidence is the ladder's)
 LADDER_LN_FULL = Scale("ladder-ln-full", {a: LADDER_FULL.arms[a] for a in ("+mlp", "+layernorm")}, LADDER_FULL.train,
                        seeds=seeds(0, 1, 2), ci=False)
+
+# DEPTH-01 at full scale compares two rungs whose validation ends 0.7 % apart on seed 0, inside
+# what seeds move a run: three seeds, paired (its evidence is the ladder's).
+DEPTH_FULL = Scale("depth-full", {a: LADDER_FULL.arms[a] for a in ("+layernorm", "2-blocks")}, LADDER_FULL.train,
+                   seeds=seeds(0, 1, 2), ci=False)
 
 # DEPTH-01 at CI scale: the document's 3000 steps make ~59 passes over the corpus, which is
 # where two blocks overfit. 1.0 M predictions over a 10 % slice make ~25 passes. Eight seeds: on
@@ -394,6 +411,10 @@ SQRT_FULL = Scale("sqrt-full", _sqrt_rungs(),
 _FOUR_HEADS = ladder(shakespeare_config())["4-heads"]
 SQRT09_FULL = Scale("sqrt09-full", {"div-32": _FOUR_HEADS, "nodiv-32": replace(_FOUR_HEADS, scale_scores=False)},
                     replace(SHAKESPEARE_FULL, log_every=500), seeds=seeds(0, 1, 2, 3, 4), ci=False)
+# SQRT-11's diagnosis grid (claims/grids.py) varies the d_k = 1024 pair on seed 0 (its evidence is the
+# sqrt family's)
+SQRT1024_FULL = Scale("sqrt1024-full", {a: SQRT_FULL.arms[a] for a in ("div-1024", "nodiv-1024")}, SQRT_FULL.train,
+                      seeds=seeds(0), ci=False)
 # The other reading of the stripped table (d_k = 32 as a third 1500-step, one-head row): SQRT_FULL's
 # 32 pair on seeds 0-4. A grid point of SQRT-09's diagnosis, never its verdict.
 SQRT32_FULL = Scale("sqrt32-full", {a: SQRT_FULL.arms[a] for a in ("div-32", "nodiv-32")}, SQRT_FULL.train,

@@ -64,7 +64,7 @@ def test_ours_matches_pytorch_in_float64_for_any_shape(T, h, hs, seed):
 
 # ---- DEPTH-01: two blocks overfit ---------------------------------------------------------
 
-from claims.rules import beyond, mean_interval  # noqa: E402
+from claims.rules import beyond, inside, mean_interval  # noqa: E402
 
 # A trained value moves by up to 2 % between two machines: a gap smaller than that is no verdict
 MACHINE_MOVE = 0.02
@@ -95,21 +95,54 @@ def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
     assert all(side.values()), side
 
 
+DOC_DEPTH = {"+layernorm": (18.77, 38.07), "2-blocks": (14.49, 40.57)}  # (train, val), IT L252
+
+
+def depth01_rule(runs, checkpoint="final"):
+    """Overfitting, as at CI scale: two blocks better on train and worse on validation, each by
+    more than a machine moves a run (2 %), on the 90 % interval of the mean paired relative gap
+    over the seeds: (means, True / False / None), None when an interval straddles the margin."""
+    t1, t2 = runs.train("+layernorm", checkpoint), runs.train("2-blocks", checkpoint)
+    v1, v2 = runs.val("+layernorm", checkpoint), runs.val("2-blocks", checkpoint)
+    sides, value = [], {}
+    for label, g in (("train gain", (t1 - t2) / t1), ("val loss", (v2 - v1) / v1)):
+        m, lo, hi = mean_interval(g)
+        value[label] = [round(x, 4) for x in (m, lo, hi)]
+        sides.append(beyond(lo, hi, MACHINE_MOVE))
+    return value, (None if None in sides else all(sides))
+
+
 @pytest.mark.gpu
 @pytest.mark.claim("DEPTH-01")
-@diverges("at full scale two blocks end level with one on validation, inside what two machines can "
-          "move a trained value, where the text's are clearly worse: the overfitting shows on train "
-          "only (values in the report)")
-def test_two_blocks_overfit_at_the_documents_scale(ladder_full, claim_record):
-    """±10 %: one run per model; the catalogue's band for these four numbers. Overfitting: two
-    blocks better on train and worse on validation, each by more than a machine moves a run."""
-    (t1,), (t2,) = ladder_full.train("+layernorm"), ladder_full.train("2-blocks")
-    (v1,), (v2,) = ladder_full.val("+layernorm"), ladder_full.val("2-blocks")
-    for label, got, doc in (("1 block train", t1, 18.77), ("2 blocks train", t2, 14.49),
-                            ("1 block val", v1, 38.07), ("2 blocks val", v2, 40.57)):
-        claim_record("DEPTH-01", got, expected=doc, tolerance="±10 %", label=f"full scale: {label}")
-    gaps = claim_record("DEPTH-01", [round((t1 - t2) / t1, 4), round((v2 - v1) / v1, 4)],
-                        expected=[round((18.77 - 14.49) / 18.77, 4), round((40.57 - 38.07) / 38.07, 4)],
-                        tolerance=f"> {MACHINE_MOVE} each", label="full scale: 2 blocks' train gain, val loss (relative)")
-    assert [t1, t2, v1, v2] == pytest.approx([18.77, 14.49, 38.07, 40.57], rel=0.10)
-    assert gaps[0] > MACHINE_MOVE and gaps[1] > MACHINE_MOVE
+def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
+    """The four numbers within ±10 % (the catalogue's band; their 90 % intervals inside it), and
+    overfitting beyond what a machine moves a run, judged over three paired seeds: the full-scale
+    gap on seed 0 (0.7 % on validation) is inside what seeds move a rung, so one seed decides nothing."""
+    for arm, (doc_t, doc_v) in DOC_DEPTH.items():
+        claim_record("DEPTH-01", [depth_full.train(arm).round(2).tolist(), depth_full.val(arm).round(2).tolist()],
+                     expected=[doc_t, doc_v], tolerance="reported",
+                     label=f"full scale: {arm} train, val per seed {list(depth_full.seeds)}")
+    if len(depth_full.seeds) < len(depth_full.scale.seeds):
+        pytest.skip(f"DEPTH-01 is judged on {len(depth_full.scale.seeds)} paired seeds and {len(depth_full.seeds)} "
+                    "are recorded: run `python -m claims.evidence run --family ladder --arms +layernorm,2-blocks "
+                    "--seeds 0,1,2`")
+    bands = []
+    for arm, docs in DOC_DEPTH.items():
+        for what, doc in zip(("train", "val"), docs):
+            m, lo, hi = mean_interval(getattr(depth_full, what)(arm))
+            bands.append(inside(lo, hi, (0.9 * doc, 1.1 * doc)))
+    value, over = depth01_rule(depth_full)
+    claim_record("DEPTH-01", value, expected={"train gain": round((18.77 - 14.49) / 18.77, 4),
+                                             "val loss": round((40.57 - 38.07) / 38.07, 4)},
+                 tolerance=f"90 % intervals inside ±10 % of the four numbers; each gap's above {MACHINE_MOVE}",
+                 label="full scale: 2 blocks' train gain and val loss, relative: mean and 90 % interval")
+    if over is None:
+        pytest.fail(f"DEPTH-01 (full): no verdict: a gap's 90 % interval straddles {MACHINE_MOVE:.0%} over "
+                    f"{len(depth_full.seeds)} seeds; record more seeds (claims/rules.py: beyond)", pytrace=False)
+    assert all(bands) and over
+
+
+from claims.diagnosis import diagnosis_test  # noqa: E402
+from claims.grids import DEPTH_GRID  # noqa: E402
+
+test_depth01_diagnosis = diagnosis_test(DEPTH_GRID, depth01_rule)

@@ -392,6 +392,14 @@ def _worth_at_32_full(runs) -> np.ndarray:
 # SQRT-09 is judged on the chapter's configuration: the ladder's 4-heads rung (heads 32 wide),
 # 3000 steps, batch 64 (docs/setup-audit.md §2). No divergence is declared before its five
 # seeds are recorded.
+def sqrt09_rule(runs, checkpoint="final"):
+    """"non vale nulla e la run senza è leggermente avanti": the mean effect's 90 % interval
+    inside [-2, 2] (TOST), and the run without the division ahead on every one of the seeds."""
+    worth = _worth(runs, 32) if checkpoint == "final" else runs.val("nodiv-32", checkpoint) - runs.val("div-32", checkpoint)
+    m, lo, hi = mean_interval(worth)
+    return [round(m, 2), round(lo, 2), round(hi, 2)], inside(lo, hi, (-2, 2)) and bool(np.all(worth < 0))
+
+
 @pytest.mark.gpu
 @pytest.mark.claim("SQRT-09")
 def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt09_full, claim_record):
@@ -425,18 +433,29 @@ def test_at_256_and_1024_the_division_is_worth_many_points_at_full_scale(sqrt_fu
     assert all(np.all((9 <= _worth(sqrt_full, d)) & (_worth(sqrt_full, d) <= 27)) for d in (256, 1024))
 
 
+def sqrt11_rule(runs, checkpoint="final"):
+    """The undivided head's score std within x2 of 5,147 and >= 0.99 of its rows saturated at the
+    end, on every seed (the attention trace is read at the last step: ``checkpoint`` must be final)."""
+    if checkpoint != "final":
+        raise ValueError("SQRT-11 reads the attention trace at the last step")
+    std = np.array(_attention(runs, "nodiv-1024", "score_std", -1))
+    sat = np.array(_attention(runs, "nodiv-1024", "saturated", -1))
+    return {"score std": std.round(1).tolist(), "saturated": sat.round(3).tolist()}, \
+        bool(np.all((5147 / 2 <= std) & (std <= 5147 * 2)) and np.all(sat >= 0.99))
+
+
 @pytest.mark.gpu
 @pytest.mark.claim("SQRT-11")
 @diverges("the undivided head's score std ends far below the text's 5,147, and not every row "
           "saturates (values in the report)")
 def test_the_undivided_head_runs_away_and_saturates_at_full_scale(sqrt_full, claim_record, claim_figure):
     claim_figure("SQRT-11", "sqrt_dk_full_attention", draw_sqrt(sqrt_full, "sqrt(d_k), full scale"))
-    std = claim_record("SQRT-11", np.round(_attention(sqrt_full, "nodiv-1024", "score_std", -1), 1), expected=5147,
-                       tolerance="within x2", label="undivided d_k=1024: score std at the end (full)")
-    sat = claim_record("SQRT-11", np.round(_attention(sqrt_full, "nodiv-1024", "saturated", -1), 3),
-                       expected="every row", tolerance=">= 0.99",
-                       label="undivided d_k=1024: rows with max weight > 0.99 at the end (full)")
-    assert np.all((5147 / 2 <= std) & (std <= 5147 * 2)) and np.all(sat >= 0.99)
+    claim_record("SQRT-11", np.round(_attention(sqrt_full, "nodiv-1024", "score_std", -1), 1), expected=5147,
+                 tolerance="within x2", label="undivided d_k=1024: score std at the end (full)")
+    claim_record("SQRT-11", np.round(_attention(sqrt_full, "nodiv-1024", "saturated", -1), 3),
+                 expected="every row", tolerance=">= 0.99",
+                 label="undivided d_k=1024: rows with max weight > 0.99 at the end (full)")
+    assert sqrt11_rule(sqrt_full)[1]
 
 
 @pytest.mark.gpu
@@ -445,3 +464,12 @@ def test_the_divided_head_stays_soft_at_full_scale(sqrt_full, claim_record):
     soft = claim_record("SQRT-13", np.round(_attention(sqrt_full, "div-1024", "score_std", -1), 2), expected=3.44,
                         tolerance="within x2", label="divided d_k=1024: score std at the end (full)")
     assert np.all((3.44 / 2 <= soft) & (soft <= 3.44 * 2))
+
+
+# ---- the diagnosis of each divergence: its rule at every point of its grid (claims/grids.py) ----
+
+from claims.diagnosis import diagnosis_test  # noqa: E402
+from claims.grids import SQRT09_GRID, SQRT11_GRID  # noqa: E402
+
+test_sqrt09_diagnosis = diagnosis_test(SQRT09_GRID, sqrt09_rule)
+test_sqrt11_diagnosis = diagnosis_test(SQRT11_GRID, sqrt11_rule)

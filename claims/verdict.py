@@ -142,6 +142,59 @@ def lower_scale_divergences(claim: dict) -> list[str]:
     return [s for s, v in claim["scales"].items() if v["status"] == "diverges"]
 
 
+KINDS = {
+    "setup": "our setup was wrong, and is fixed: the verdict is judged on the chapter's configuration",
+    "unstated": "reproduces only under a setting the text leaves unstated: the text should state it",
+    "text": "diverges under every setting tried: the text's number or sentence does not reproduce",
+}
+
+
+def erratum_kind(status: str, diagnosis: dict | None) -> dict | None:
+    """Which kind of erratum a claim is, from its diagnosis grid: ``setup`` when our
+    configuration was fixed and the claim now holds; for a divergence, ``unstated`` (naming the
+    points where the claim would hold) when a point tried holds, ``text`` when every point was
+    measured and none holds, and ``pending`` while a point is unmeasured."""
+    if not diagnosis:
+        return None
+    grid = diagnosis.get("grid") or []
+    if status == "holds":
+        return {"kind": "setup", "reason": diagnosis["fixed"]} if diagnosis.get("fixed") else None
+    if status != "diverges":
+        return None
+    tried = [e for e in grid if e["point"] != "stated"]
+    holding = [e["point"] for e in tried if e["holds"]]
+    if holding:
+        return {"kind": "unstated", "reason": "holds at " + ", ".join(holding)}
+    unmeasured = [e["point"] for e in grid if e["holds"] is None]
+    if grid and not unmeasured:
+        return {"kind": "text", "reason": f"none of the {len(tried)} settings tried holds"}
+    return {"kind": "pending", "reason": f"{len(unmeasured)} of {len(grid)} points not measured yet: "
+                                       + ", ".join(unmeasured)}
+
+
+def diagnoses(tests: dict) -> dict[str, dict]:
+    """claim ID -> the diagnosis a test reported for it (the worse outcome's, when merged)."""
+    return {t["diagnosis"]["claim"]: t["diagnosis"] for _, t in sorted(tests.items()) if t.get("diagnosis")}
+
+
+def headline_records(claim: dict) -> list[dict]:
+    """The claim's records measured at its headline scale (all of them when it has none)."""
+    at = [r for r in claim.get("records", []) if r.get("scale") == claim.get("scale")]
+    return at or claim.get("records", [])
+
+
+def headline_value(claim: dict) -> tuple[object, object, str]:
+    """(document's value, ours, label): one line each for an errata row, at the headline scale:
+    the last record there that a rule judged (its tolerance is not 'reported')."""
+    recs = [r for r in headline_records(claim) if r.get("measured") is not None]
+    judged = [r for r in recs if (r.get("tolerance") or "reported") != "reported"] or recs
+    if not judged:
+        return claim.get("expected"), claim.get("measured"), ""
+    r = judged[-1]
+    return (r["expected"] if r.get("expected") is not None else claim.get("expected")), r["measured"], \
+        r.get("label") or ""
+
+
 def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset()) -> list[dict]:
     """The report's ``claims`` list, in registry order. ``suite``: the claim IDs some test in
     the whole suite names, collected in this run or not."""
@@ -149,11 +202,12 @@ def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset()) -> list
     for nodeid, t in sorted(tests.items()):
         for cid in t["claims"]:
             naming[cid].append((nodeid, t))
-    out = []
+    out, diag = [], diagnoses(tests)
     for c in registry.values():
         ts = naming.get(c.id, [])
         v = claim_verdict(c, ts, in_suite=c.id in suite)
-        records = [dict(r, test=n) for n, t in ts for r in t.get("records", []) if r["claim"] == c.id]
+        records = [dict(r, test=n, scale=scale_of(t)) for n, t in ts for r in t.get("records", [])
+                   if r["claim"] == c.id]
         expected = _value(records, "expected")
         tolerances = list(dict.fromkeys(r["tolerance"] for r in records if r.get("tolerance")))
         out.append({
@@ -161,8 +215,10 @@ def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset()) -> list
             "statement": c.statement, "expected": expected if expected is not None else c.value,
             "measured": _value(records, "measured"), "tolerance": "; ".join(tolerances) or None,
             "tier": c.tier, "status": v["status"], "scale": v["scale"], "reason": v["reason"],
-            "scales": v["scales"], "tests": [n for n, _ in ts],
+            "scales": v["scales"], "tests": [n for n, _ in ts], "records": records,
         })
+        if c.id in diag:
+            out[-1]["diagnosis"] = dict(diag[c.id], **(erratum_kind(v["status"], diag[c.id]) or {}))
     return out
 
 

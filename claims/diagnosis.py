@@ -1,0 +1,148 @@
+"""The diagnosis of a divergence: before a claim reads *diverges* as an erratum, the settings the
+chapter leaves unstated are tried, one at a time, around the configuration it states.
+
+A ``Grid`` names a claim, the Scale its verdict is judged on (the text's stated configuration),
+and its axes: each an unstated setting, our value first, then the values tried, with one line of
+reason. A point of the grid is that Scale with one setting changed, a named variant made with
+``replace``. Its full-scale runs are evidence records like the verdict's, under
+``fixtures/evidence/<family>/explore/<point>/`` (``python -m claims.evidence run --grid ID``).
+
+The verdict is never judged here. The claim's own rule, applied to each point's runs, says whether
+the claim would hold there, and the points together say which kind of erratum it is (``kind``).
+Settings are named ``model.<GPTConfig field>``, ``train.<TrainConfig field>`` (both change what
+is trained) or ``read.<option>`` (how the same runs are read, e.g. ``read.checkpoint=best``).
+"""
+from dataclasses import dataclass, fields, replace
+
+from experiments.train import TrainConfig
+from model.gpt import GPTConfig
+
+READ = {"checkpoint": ("final", "best")}  # read options: how a point's runs are read
+
+
+@dataclass(frozen=True)
+class Axis:
+    setting: str      # "model.dropout", "train.weight_decay", "read.checkpoint"
+    values: tuple     # ours (the stated configuration's) first, then the values tried
+    why: str          # one line: why the text leaves room for it
+
+    def __post_init__(self):
+        where, _, name = self.setting.partition(".")
+        known = {"model": {f.name for f in fields(GPTConfig)}, "train": {f.name for f in fields(TrainConfig)},
+                 "read": set(READ)}
+        if name not in known.get(where, ()):
+            raise ValueError(f"axis {self.setting!r}: a setting is model.<GPTConfig field>, "
+                             f"train.<TrainConfig field> or read.<{'|'.join(READ)}>")
+        if len(self.values) < 2:
+            raise ValueError(f"axis {self.setting!r}: ours and at least one value to try")
+
+
+@dataclass(frozen=True)
+class Point:
+    name: str         # "model.dropout=0.1": also its folder under explore/
+    settings: dict    # {"model.dropout": 0.1}: what differs from the stated configuration
+    scale: object     # the Scale its runs are trained (or recorded) under
+    why: str = ""     # why this point is tried
+
+    @property
+    def read(self) -> dict:
+        return {k.split(".", 1)[1]: v for k, v in self.settings.items() if k.startswith("read.")}
+
+
+def vary(scale, setting: str, value):
+    """``scale`` with one setting changed; read options change nothing that is trained."""
+    where, _, name = setting.partition(".")
+    if where == "model":
+        return replace(scale, arms={a: replace(c, **{name: value}) for a, c in scale.arms.items()})
+    if where == "train":
+        return replace(scale, train=replace(scale.train, **{name: value}),
+                       trains={a: replace(t, **{name: value}) for a, t in scale.trains.items()})
+    return scale
+
+
+@dataclass(frozen=True)
+class Grid:
+    claim: str
+    scale: object                 # the verdict's Scale: the text's stated configuration
+    axes: tuple[Axis, ...]
+    base: dict = None             # settings every point shares with the stated one (e.g. a curve)
+    fixed: str = ""               # our setup was wrong and is fixed: what changed
+    alternatives: tuple = ()      # (name, why, Scale): other readings of the text, whole configurations
+
+    def stated(self) -> Point:
+        """The stated configuration as the grid reads it: the verdict's own runs, or (with
+        ``base``'s shared settings, e.g. a validation curve) runs of its own under explore/."""
+        scale = self.scale
+        for s, v in (self.base or {}).items():
+            scale = vary(scale, s, v)
+        return Point("stated", dict(self.base or {}),
+                     replace(scale, name=f"{self.scale.name}@stated") if self.base else scale,
+                     "the configuration the text states" + (", with " + ", ".join(f"{k}={v}" for k, v in
+                                                                          self.base.items()) if self.base else ""))
+
+    def points(self) -> list[Point]:
+        """The stated configuration, each axis's other values one setting at a time, then the
+        alternative readings."""
+        stated, out = self.stated(), []
+        for axis in self.axes:
+            for v in axis.values[1:]:
+                name = f"{axis.setting}={v}"
+                scale = stated.scale if axis.setting.startswith("read.") else \
+                    replace(vary(stated.scale, axis.setting, v), name=f"{self.scale.name}@{name}")
+                out.append(Point(name, {**(self.base or {}), axis.setting: v}, scale, axis.why))
+        for name, why, scale in self.alternatives:
+            out.append(Point(name, {"reading": name}, scale, why))
+        return [stated] + out
+
+    def trained(self) -> list[Point]:
+        """The points recorded under explore/ (read options reuse the stated point's runs, and an
+        alternative reading is a Scale of its own family)."""
+        seen, out = set(), []
+        for p in self.points():
+            if "@" in p.scale.name and p.scale.name not in seen:
+                seen.add(p.scale.name)
+                out.append(p)
+        return out
+
+
+# ---- applying the claim's rule at every point -------------------------------------------------
+
+def diagnose(grid: Grid, rule) -> dict:
+    """The claim's ``rule(runs, checkpoint=...) -> (value, holds)`` at every point of the grid,
+    on the committed evidence (never trained here). A point not recorded on all its seeds is
+    reported with what there is, and decides nothing (holds: None)."""
+    import pytest
+    from claims.scales import Runs
+    entries = []
+    for p in grid.points():
+        entry = {"point": p.name, "settings": p.settings, "why": p.why, "value": None, "holds": None}
+        runs = Runs(p.scale, p.scale._recorded, p.scale._recorded_seeds())
+        try:
+            value, holds = rule(runs, **p.read)
+        except pytest.skip.Exception as e:  # not recorded: the evidence command is in the message
+            entry["missing"] = str(e)
+        else:
+            whole = len(runs.seeds) == len(p.scale.seeds)
+            entry.update(value=value, holds=None if holds is None or not whole else bool(holds),
+                         seeds=list(runs.seeds), evidence=sorted(runs.evidence))
+            if holds is None:
+                entry["missing"] = "no verdict: the measurement straddles the rule's margin; more seeds decide"
+            if not whole:
+                entry["missing"] = (f"{len(runs.seeds)} of its {len(p.scale.seeds)} seeds recorded: "
+                                    f"`python -m claims.evidence grid {grid.claim}`")
+        entries.append(entry)
+    return {"claim": grid.claim, "fixed": grid.fixed, "grid": entries}
+
+
+def diagnosis_test(grid: Grid, rule):
+    """The test that reports ``grid``: the claim's rule at every point, beside its verdict. It
+    names no claim, so it never changes one; a crash in it is a failure of the suite."""
+    import pytest
+
+    @pytest.mark.gpu
+    @pytest.mark.diagnosis(grid.claim)
+    def test(claim_diagnosis):
+        claim_diagnosis(grid.claim, diagnose(grid, rule))
+
+    test.__doc__ = f"{grid.claim}: the diagnosis grid of claims/grids.py, judged by the claim's own rule."
+    return test

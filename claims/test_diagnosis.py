@@ -1,0 +1,243 @@
+"""The diagnosis of a divergence (claims/diagnosis.py, claims/grids.py) and the kind of erratum
+it makes (claims/verdict.py): grids, points, the rule at every point, and the report's "why"."""
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from claims.diagnosis import Axis, Grid, diagnose, vary
+from claims.grids import GRIDS
+from claims.scales import LADDER_CI, Scale
+from claims.verdict import erratum_kind, headline_value
+
+pytestmark = pytest.mark.fast
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _scale(name="s", seeds=(0, 1)):
+    return replace(LADDER_CI, name=name, arms={k: LADDER_CI.arms[k] for k in ("mean", "4-heads")}, seeds=seeds)
+
+
+# ---- axes, points and variants ---------------------------------------------------------------
+
+@pytest.mark.parametrize("setting, values, match", [
+    ("dropout", (0.0, 0.1), "a setting is model"),
+    ("model.no_such_field", (0, 1), "a setting is model"),
+    ("train.no_such_field", (0, 1), "a setting is model"),
+    ("read.epoch", ("a", "b"), "a setting is model"),
+    ("model.dropout", (0.0,), "at least one value to try"),
+])
+def test_an_axis_names_a_real_setting_and_something_to_try(setting, values, match):
+    with pytest.raises(ValueError, match=match):
+        Axis(setting, values, "why")
+
+
+def test_vary_changes_one_setting_of_every_arm_or_of_every_training():
+    s = replace(_scale(), trains={"mean": replace(LADDER_CI.train, warmup=7)})
+    m = vary(s, "model.dropout", 0.1)
+    assert {c.dropout for c in m.arms.values()} == {0.1} and m.train == s.train
+    assert all(replace(c, dropout=0.0) == s.arms[k] for k, c in m.arms.items())
+    t = vary(s, "train.weight_decay", 0.1)
+    assert t.train.weight_decay == 0.1 and t.trains["mean"].weight_decay == 0.1 and t.trains["mean"].warmup == 7
+    assert t.arms == s.arms and replace(t.train, weight_decay=s.train.weight_decay) == s.train
+    assert vary(s, "read.checkpoint", "best") is s  # reading differently trains nothing new
+
+
+def test_a_grid_is_the_stated_point_then_one_setting_at_a_time():
+    s = _scale("base")
+    alt = _scale("other-reading")
+    g = Grid("X-01", s, (Axis("read.checkpoint", ("final", "best"), "why read"),
+                         Axis("model.dropout", (0.0, 0.1, 0.2), "why dropout"),
+                         Axis("train.lr", (3e-3, 1e-3), "why lr")),
+             alternatives=(("the other reading", "why other", alt),))
+    pts = g.points()
+    assert [p.name for p in pts] == ["stated", "read.checkpoint=best", "model.dropout=0.1", "model.dropout=0.2",
+                                     "train.lr=0.001", "the other reading"]
+    assert pts[0].scale is s and pts[0].settings == {} and pts[1].scale is s and pts[1].read == {"checkpoint": "best"}
+    assert pts[2].scale.name == "base@model.dropout=0.1" and pts[2].scale.arms["mean"].dropout == 0.1
+    assert pts[4].scale.train.lr == 1e-3 and pts[4].read == {}
+    assert pts[5].scale is alt and [p.why for p in pts[1:]] == ["why read", "why dropout", "why dropout", "why lr",
+                                                                 "why other"]
+    assert [p.name for p in g.trained()] == ["model.dropout=0.1", "model.dropout=0.2", "train.lr=0.001"]
+
+
+def test_a_shared_base_setting_gives_the_stated_point_runs_of_its_own():
+    g = Grid("X-01", _scale("base"), (Axis("read.checkpoint", ("final", "best"), "w"),
+                                      Axis("model.dropout", (0.0, 0.1), "w")), base={"train.eval_every": 50})
+    stated, best, drop = g.points()
+    assert stated.scale.name == "base@stated" and stated.scale.train.eval_every == 50
+    assert best.scale is stated.scale and best.settings == {"train.eval_every": 50, "read.checkpoint": "best"}
+    assert drop.scale.train.eval_every == 50 and drop.scale.arms["mean"].dropout == 0.1
+    assert [p.name for p in g.trained()] == ["stated", "model.dropout=0.1"]
+
+
+def test_every_declared_grid_varies_an_unstated_setting_of_its_claims_scale():
+    """The grids of claims/grids.py: a reason for every point, and every trained point recorded
+    under its family's explore/ folder with a name that says what changed."""
+    from claims import evidence
+    assert {"NORM-04", "NORM-05", "NORM-06", "NORM-07", "DEPTH-01", "SQRT-09", "SQRT-11"} <= set(GRIDS)
+    for cid, g in GRIDS.items():
+        assert g.claim == cid and all(p.why for p in g.points()), cid
+        for p in g.trained():
+            fam = evidence.family_of(p.scale.name)
+            assert evidence.scale_of(fam, p.scale.name) == p.scale
+            assert evidence.path(fam, "a", 0, p.scale.name).parent.parent.name == "explore"
+
+
+# ---- the rule at every point -------------------------------------------------------------------
+
+class _Stub:
+    """A point's Scale as diagnose() reads it: its records, or a skip naming the command."""
+    def __init__(self, name, vals, seeds=(0, 1), missing=False):
+        self.name, self.seeds, self.arms = name, seeds, {"a": None}
+        self._vals, self._missing = vals, missing
+
+    def _recorded_seeds(self):
+        return tuple(self.seeds[:len(self._vals)])
+
+    def _recorded(self, arms):
+        if self._missing:
+            raise pytest.skip.Exception(f"no full-scale evidence for {self.name}: run `the command`")
+        return {"a": [{"seed": s, "val_ppl": v, "train_ppl": v, "curve": {"val_ppl": [v + 1, v]}, "trace": None,
+                       "val_ppl_at_length": {}, "wall_s": 1.0, "device": "cpu", "evidence": "H200, 2026-12-02"}
+                      for s, v in zip(self.seeds, self._vals)]}
+
+
+def _rule(runs, checkpoint="final"):
+    v = runs.val("a", checkpoint)
+    return round(float(v.mean()), 2), bool(np.all(v < 10))
+
+
+def test_diagnose_applies_the_claims_rule_at_every_point_and_reports_what_is_missing():
+    stated = _Stub("s", [12.0, 13.0])
+    g = Grid("X-01", stated, (Axis("read.checkpoint", ("final", "best"), "w"),))
+    pts = [replace(p, scale=sc) for p, sc in zip(g.points(), [stated, stated])]
+    more = [replace(pts[0], name="low", settings={"model.dropout": 0.1}, scale=_Stub("low", [8.0, 9.0])),
+            replace(pts[0], name="half", settings={"model.dropout": 0.2}, scale=_Stub("half", [8.0])),
+            replace(pts[0], name="none", settings={"model.dropout": 0.3}, scale=_Stub("none", [], missing=True))]
+
+    class G(Grid):
+        def points(self):
+            return pts + more
+    d = diagnose(G("X-01", stated, g.axes), _rule)
+    by = {e["point"]: e for e in d["grid"]}
+    assert by["stated"]["value"] == 12.5 and by["stated"]["holds"] is False and by["stated"]["seeds"] == [0, 1]
+    assert by["read.checkpoint=best"]["value"] == 12.5 and by["read.checkpoint=best"]["settings"] == {"read.checkpoint": "best"}
+    assert by["low"]["holds"] is True and by["low"]["evidence"] == ["H200, 2026-12-02"]
+    assert by["half"]["holds"] is None and "1 of its 2 seeds recorded" in by["half"]["missing"]
+    assert by["none"]["holds"] is None and "the command" in by["none"]["missing"] and by["none"]["value"] is None
+    assert erratum_kind("diverges", d) == {"kind": "unstated", "reason": "holds at low"}
+
+
+def test_a_rule_without_a_verdict_decides_nothing_at_its_point():
+    g = Grid("X-01", _Stub("s", [1.0, 2.0]), (Axis("read.checkpoint", ("final", "best"), "w"),))
+    d = diagnose(g, lambda runs, checkpoint="final": (0.0, None))
+    assert [e["holds"] for e in d["grid"]] == [None, None] and "no verdict" in d["grid"][0]["missing"]
+
+
+# ---- the kind of erratum -----------------------------------------------------------------------
+
+def _d(*holds, fixed=""):
+    return {"fixed": fixed, "grid": [{"point": "stated" if i == 0 else f"p{i}", "holds": h}
+                                     for i, h in enumerate(holds)]}
+
+
+@pytest.mark.parametrize("status, diagnosis, kind", [
+    ("diverges", None, None),
+    ("diverges", _d(False, False, True), "unstated"),
+    ("diverges", _d(False, False, False), "text"),
+    ("diverges", _d(False, None, False), "pending"),
+    ("diverges", _d(None, True), "unstated"),          # a point that holds names the setting at once
+    ("diverges", _d(True, False), "text"),             # the stated point is not a setting tried
+    ("diverges", _d(False, fixed="our run was the wrong one"), "text"),
+    ("diverges", {"fixed": "", "grid": []}, "pending"),
+    ("holds", _d(True, False, fixed="our run was the wrong one"), "setup"),
+    ("holds", _d(True, False), None),
+    ("fails", _d(False, True), None),                  # a failure is a failure, never an erratum
+    ("not-run", _d(False, True), None),
+])
+def test_the_kind_of_an_erratum(status, diagnosis, kind):
+    got = erratum_kind(status, diagnosis)
+    assert (got or {}).get("kind") == kind
+    if kind == "unstated":
+        assert got["reason"].startswith("holds at p")
+
+
+# ---- one line each in the errata row -----------------------------------------------------------
+
+def test_the_errata_row_shows_the_last_judged_record_at_the_headline_scale():
+    recs = [{"scale": "ci", "measured": 1, "expected": 2, "tolerance": "> 0", "label": "ci"},
+            {"scale": "full", "measured": [1, 2, 3], "expected": 5, "tolerance": "reported", "label": "per seed"},
+            {"scale": "full", "measured": 0.4, "expected": 0.5, "tolerance": "inside", "label": "rate"},
+            {"scale": "full", "measured": 9, "expected": None, "tolerance": "reported", "label": "table"}]
+    c = {"scale": "full", "records": recs, "expected": "doc", "measured": None}
+    assert headline_value(c) == (0.5, 0.4, "rate")
+    only_reported = dict(c, records=recs[1:2])
+    assert headline_value(only_reported) == (5, [1, 2, 3], "per seed")
+    no_expected = dict(c, records=[dict(recs[2], expected=None)])
+    assert headline_value(no_expected) == ("doc", 0.4, "rate")
+    assert headline_value(dict(c, records=[])) == ("doc", None, "")
+
+
+# ---- through the plugin --------------------------------------------------------------------------
+
+REGISTRY = '''[[claim]]
+id = "X-01"
+source = "IT"
+section = "s"
+where = "L1"
+quote = "quote of X-01"
+statement = "statement of X-01"
+value = "7"
+kind = "numeric"
+tier = "gpu"
+'''
+
+TESTS = '''
+import pytest
+
+@pytest.mark.gpu
+@pytest.mark.claim("X-01")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="ours is 3")
+def test_x(claim_record):
+    claim_record("X-01", [3.1, 2.9], expected=7, tolerance="reported", label="per seed")
+    claim_record("X-01", 3.0, expected=7, tolerance="within 10 %", label="mean")
+    assert False
+
+@pytest.mark.gpu
+@pytest.mark.diagnosis("X-01")
+def test_x_diagnosis(claim_diagnosis):
+    claim_diagnosis("X-01", {"fixed": "", "grid": [
+        {"point": "stated", "settings": {}, "why": "as stated", "value": 3.0, "holds": False},
+        {"point": "model.dropout=0.1", "settings": {"model.dropout": 0.1}, "why": "no rate stated",
+         "value": 6.9, "holds": True}]})
+
+@pytest.mark.gpu
+@pytest.mark.diagnosis("X-01")
+def test_wrong_claim(claim_diagnosis):
+    claim_diagnosis("Y-02", {"grid": []})
+'''
+
+
+def test_a_diagnosis_reaches_the_errata_and_never_changes_the_verdict(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    pytester.makefile(".toml", claims=REGISTRY)
+    pytester.makepyfile(test_sample=TESTS)
+    pytester.makeini("[pytest]\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n")
+    r = pytester.runpytest("-p", "claims.report", "--claims-registry", "claims.toml", "--claims-report-dir", "out",
+                           "-p", "no:cacheprovider")
+    r.assert_outcomes(passed=1, failed=1, xfailed=1)  # the diagnosis naming another claim is refused
+    r.stdout.fnmatch_lines(["*ValueError: claim_diagnosis('Y-02')*"])
+    doc = json.loads((pytester.path / "out" / "claims.json").read_text(encoding="utf-8"))
+    (c,) = doc["claims"]
+    assert c["status"] == "diverges" and c["tests"] == ["test_sample.py::test_x"]
+    assert c["diagnosis"]["kind"] == "unstated" and c["diagnosis"]["reason"] == "holds at model.dropout=0.1"
+    md = (pytester.path / "out" / "claims.md").read_text(encoding="utf-8")
+    row = next(line for line in md.splitlines() if line.startswith("| X-01 |"))
+    assert "| unstated |" in row and "| 7 | 3 (mean) <details>" in row and "per seed: [3.1, 2.9]" in row
+    assert "#### Why X-01 diverges: unstated" in md
+    assert "| model.dropout=0.1 | model.dropout: 0.1 | 6.9 | yes | no rate stated |" in md
+    html = (pytester.path / "out" / "index.html").read_text(encoding="utf-8")
+    assert "why: unstated" in html and "no rate stated" in html and "every record (2)" in html
