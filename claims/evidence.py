@@ -388,6 +388,12 @@ def main(argv=None):
     g.add_argument("claim")
     g.add_argument("--device", default="cuda" if _cuda() else "cpu")
     g.add_argument("--stack", action="store_true", help="train an arm's seeds side by side (on a GPU)")
+    q = sub.add_parser("pending", help="list what the Scales and grids declare and no record holds; "
+                                       "with --record, train it within --budget-s (a lent GPU's script)")
+    q.add_argument("--record", action="store_true")
+    q.add_argument("--budget-s", type=float, default=420)
+    q.add_argument("--device", default="cuda" if _cuda() else "cpu")
+    q.add_argument("--no-stack", action="store_true", help="train seeds one at a time (the CPU's faster way)")
     sub.add_parser("status", help="list what is recorded")
     sub.add_parser("replay", help="retrain every record's first steps; print how far they moved")
     a = ap.parse_args(argv)
@@ -404,8 +410,58 @@ def main(argv=None):
         os.environ["CLAIMS_DATA_DIR"] = str(ROOT.parent / "shared" / "data")  # as .ci/run finds it
     if a.cmd == "grid":
         return record_grid(a.claim, a.device, a.stack)
+    if a.cmd == "pending":
+        if not a.record:
+            for fam, point, arm, seeds in pending():
+                print(f"{fam:<12} {point or '-':<40} {arm:<14} seeds {','.join(map(str, seeds))}")
+            return
+        return record_pending(a.device, a.budget_s, not a.no_stack)
     run(a.family, [int(s) for s in a.seeds.split(",")], [x for x in a.arms.split(",") if x], a.device,
         point=a.point, stack=a.stack)
+
+
+# What to record first when time is short (a lent GPU's minutes): the seeds a verdict waits for,
+# then the diagnosis grids, then the seeds that only add to a verdict that has its own.
+FIRST = ("sqrt09-full", "depth-full", "ladder-ln-full", "norm-full")
+LAST = ("sqrt-full", "pos-full", "sqrt32-full", "sqrt1024-full", "ladder-full")
+
+
+def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
+    """Every (family, point, arm, missing seeds) that some Scale or grid point declares and no
+    record holds yet, in the order to record them (FIRST, the grids, LAST)."""
+    from claims import scales
+    from claims.grids import GRIDS
+    named = {getattr(scales, n).name: getattr(scales, n) for n in [*FAMILIES.values(), *SUBSETS]}
+    points = [p.scale for g in GRIDS.values() for p in g.trained()]
+    order = [named[n] for n in FIRST] + points + [named[n] for n in LAST]
+    order += [s for s in named.values() if s not in order]
+    out, seen = [], set()
+    for scale in order:
+        fam, point = family_of(scale.name), point_of(scale.name)
+        for arm in scale.arms:
+            missing = tuple(s for s in scale.seeds if (fam, point, arm, s) not in seen
+                            and load(family_of(scale.name), arm, s, point) is None)
+            seen.update((fam, point, arm, s) for s in scale.seeds)
+            if missing:
+                out.append((fam, point, arm, missing))
+    return out
+
+
+def record_pending(device="cuda", budget_s: float = 420, stack=True, log=print) -> list[Path]:
+    """Record what ``pending()`` lists, in its order, until the budget would be overrun: a group
+    is started only if the slowest group so far would still end inside the budget."""
+    start, slowest, written = time.perf_counter(), 0.0, []
+    todo = pending()
+    for i, (fam, point, arm, seeds) in enumerate(todo):
+        left = budget_s - (time.perf_counter() - start)
+        if left < 1.5 * slowest:
+            log(f"budget: {left:.0f} s left, {len(todo) - i} group(s) not started: "
+                + "; ".join(f"{f}/{p or '-'}/{a} seeds {list(s)}" for f, p, a, s in todo[i:]))
+            break
+        t = time.perf_counter()
+        written += run(fam, list(seeds), [arm], device=device, log=log, point=point, stack=stack)
+        slowest = max(slowest, time.perf_counter() - t)
+    return written
 
 
 def record_grid(claim: str, device="cpu", stack=False, log=print) -> list[Path]:

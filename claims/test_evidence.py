@@ -14,7 +14,7 @@ from claims import evidence
 from claims.scales import Runs, Scale
 from experiments.train import FIRST_LOSSES
 
-RECORDS = sorted(evidence.EVIDENCE.glob("*/*.json"))
+RECORDS = evidence.record_paths()  # the families' own records, then their grid points' (explore/)
 IDS = [str(p.relative_to(evidence.EVIDENCE)) for p in RECORDS]
 FIELDS = {"val_ppl", "train_ppl", "curve", "trace", "val_ppl_at_length"}
 
@@ -30,8 +30,9 @@ def _records():
 def test_every_evidence_record_is_whole_and_matches_its_scale(path):
     _records()
     rec = json.loads(path.read_text())
-    assert path == evidence.path(rec["family"], rec["arm"], rec["seed"]), "a record lives at the path its fields name"
-    scale = evidence.scale_of(rec["family"])
+    point = rec.get("point", "")
+    assert path == evidence.path(rec["family"], rec["arm"], rec["seed"], point), "a record lives at the path its fields name"
+    scale = evidence.scale_of(rec["family"], point)
     assert rec["arm"] in scale.arms and rec["scale"] == scale.name
     assert rec["config"] == evidence.config_of(scale.spec(rec["arm"], (rec["seed"],))), (
         f"{path.name} was recorded with another configuration than {scale.name}'s: delete it and rerun "
