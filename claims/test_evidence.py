@@ -219,3 +219,45 @@ def test_fresh_gpu_runs_agree_with_the_cpu_evidence(family, device, request):
         if moved > max(spread, CROSS_DEVICE_FLOOR):
             far.append(f"{rec['arm']}: {moved:.1%} (allowed {max(spread, CROSS_DEVICE_FLOOR):.1%})")
     assert not far, f"{family}: GPU and CPU evidence differ beyond the seed spread: {'; '.join(far)}"
+
+
+# ---- what is pending, and recording it inside a budget (tools/device_evidence.sh) ------------
+
+@pytest.mark.fast
+def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_path, monkeypatch):
+    monkeypatch.setattr(evidence, "EVIDENCE", tmp_path)
+    todo = evidence.pending()
+    first = [(f, p, a) for f, p, a, _ in todo[:2]]
+    assert first == [("sqrt-ladder", "", "div-32"), ("sqrt-ladder", "", "nodiv-32")]  # FIRST's order
+    each = [(f, p, a, seed) for f, p, a, s in todo for seed in s]
+    assert len(set(each)) == len(each)  # a run once, whichever scales share it
+    norm = {a: s for f, p, a, s in todo if f == "norm" and not p}
+    assert norm == {a: (0, 1, 2) for a in ("pre", "pre+warmup", "post", "post+warmup")}
+    assert ("norm", "norm-full@model.dropout=0.1", "post", (0, 1, 2)) in todo
+    # a recorded seed is no longer pending
+    rec = json.loads(RECORDS[0].read_text()) if RECORDS else pytest.skip("no evidence committed")
+    out = evidence.path(rec["family"], rec["arm"], rec["seed"], rec.get("point", ""))
+    out.parent.mkdir(parents=True)
+    out.write_text(json.dumps(rec))
+    assert all(not (f == rec["family"] and p == rec.get("point", "") and a == rec["arm"] and rec["seed"] in s)
+               for f, p, a, s in evidence.pending())
+
+
+@pytest.mark.fast
+def test_record_pending_starts_no_group_that_would_overrun_the_budget(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(evidence.time, "perf_counter", lambda: clock[0])
+    groups = [("norm", "", "pre", (1, 2)), ("norm", "", "post", (1, 2)), ("ladder", "", "mean", (1,)),
+              ("ladder", "", "+mlp", (1,))]
+    monkeypatch.setattr(evidence, "pending", lambda: groups)
+    trained, said = [], []
+
+    def run(fam, seeds, arms, device, log, point, stack):
+        trained.append((fam, arms[0], tuple(seeds), device, stack))
+        clock[0] += 100.0  # every group takes 100 s
+        return []
+    monkeypatch.setattr(evidence, "run", run)
+    evidence.record_pending("cuda", budget_s=320, stack=True, log=said.append)
+    # after 2 groups, 120 s are left: less than 1.5 x the slowest group (150 s), so no third starts
+    assert trained == [("norm", "pre", (1, 2), "cuda", True), ("norm", "post", (1, 2), "cuda", True)]
+    assert said and said[-1].startswith("budget: 120 s left, 2 group(s) not started: ladder/-/mean seeds [1]")
