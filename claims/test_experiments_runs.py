@@ -154,7 +154,7 @@ def test_memo_many_skips_a_job_another_worker_holds_then_waits_for_it(tmp_path, 
     """Jobs A (done before), B (another worker holds its lock) and C (new): memo_many must pass
     over A and B without waiting and compute C while B is still held; then read B's record once
     the other worker lets go, or compute B itself if it let go without one. A watchdog releases
-    B after 0.5 s, so a memo_many that waits on B fails instead of hanging."""
+    B after 5 s, so a memo_many that waits on B fails instead of hanging."""
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
     assert runs.memo("A", lambda: {"v": "A"}) == {"v": "A"}
     other = FileLock(str(tmp_path / "runs" / "B.lock"), thread_local=False)
@@ -171,7 +171,7 @@ def test_memo_many_skips_a_job_another_worker_holds_then_waits_for_it(tmp_path, 
             return {"v": name}
         return compute
 
-    watchdog = threading.Timer(0.5, other.release)
+    watchdog = threading.Timer(5.0, other.release)  # long enough for a loaded CI machine
     watchdog.start()
     try:
         got = runs.memo_many([(k, job(k)) for k in "ABC"])
