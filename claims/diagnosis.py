@@ -108,12 +108,17 @@ class Grid:
 # ---- applying the claim's rule at every point -------------------------------------------------
 
 def diagnose(grid: Grid, rule) -> dict:
+    """See ``read_grid``: the report alone."""
+    return read_grid(grid, rule)[0]
+
+
+def read_grid(grid: Grid, rule) -> tuple[dict, dict]:
     """The claim's ``rule(runs, checkpoint=...) -> (value, holds)`` at every point of the grid,
     on the committed evidence (never trained here). A point not recorded on all its seeds is
     reported with what there is, and decides nothing (holds: None)."""
     import pytest
     from claims.scales import Runs
-    entries = []
+    entries, read = [], {}
     for p in grid.points():
         entry = {"point": p.name, "settings": p.settings, "why": p.why, "value": None, "holds": None}
         runs = Runs(p.scale, p.scale._recorded, p.scale._recorded_seeds())
@@ -123,6 +128,7 @@ def diagnose(grid: Grid, rule) -> dict:
             entry["missing"] = str(e)
         else:
             whole = len(runs.seeds) == len(p.scale.seeds)
+            read[p.name] = runs
             entry.update(value=value, holds=None if holds is None or not whole else bool(holds),
                          seeds=list(runs.seeds), evidence=sorted(runs.evidence))
             if holds is None:
@@ -131,7 +137,30 @@ def diagnose(grid: Grid, rule) -> dict:
                 entry["missing"] = (f"{len(runs.seeds)} of its {len(p.scale.seeds)} seeds recorded: "
                                     f"`python -m claims.evidence grid {grid.claim}`")
         entries.append(entry)
-    return {"claim": grid.claim, "fixed": grid.fixed, "grid": entries}
+    return {"claim": grid.claim, "fixed": grid.fixed, "grid": entries}, read
+
+
+def draw_curves(read: dict):
+    """``draw(fig)``: validation perplexity against step, per point and arm (seed mean), for the
+    points whose runs were evaluated along the way; None when no point has a curve."""
+    curved = {name: runs for name, runs in read.items() if not name.startswith("read.")
+              and any(len(runs.runs(a)[0].curve["step"]) > 1 for a in runs.scale.arms)}
+    if not curved:
+        return None
+
+    def draw(fig):
+        import numpy as np
+        arms = list(next(iter(curved.values())).scale.arms)
+        axes = np.atleast_1d(fig.subplots(1, len(arms), sharey=True))
+        fig.set_size_inches(3.2 * len(arms), 3.4)
+        for ax, arm in zip(axes, arms):
+            for name, runs in curved.items():
+                rs = runs.runs(arm)
+                ax.plot(rs[0].curve["step"], np.mean([r.curve["val_ppl"] for r in rs], 0), label=name)
+            ax.set(title=arm, xlabel="step", yscale="log")
+        axes[0].set_ylabel("val perplexity (seed mean)")
+        axes[-1].legend(fontsize=7)
+    return draw
 
 
 def diagnosis_test(grid: Grid, rule):
@@ -141,8 +170,12 @@ def diagnosis_test(grid: Grid, rule):
 
     @pytest.mark.gpu
     @pytest.mark.diagnosis(grid.claim)
-    def test(claim_diagnosis):
-        claim_diagnosis(grid.claim, diagnose(grid, rule))
+    def test(claim_diagnosis, claim_figure):
+        report, read = read_grid(grid, rule)
+        claim_diagnosis(grid.claim, report)
+        draw = draw_curves(read)
+        if draw:  # "with the curve where one exists"
+            claim_figure(grid.claim, f"diagnosis_{grid.claim}", draw)
 
     test.__doc__ = f"{grid.claim}: the diagnosis grid of claims/grids.py, judged by the claim's own rule."
     return test

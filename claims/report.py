@@ -125,7 +125,7 @@ def claim_figure(request):
 
     matplotlib is optional: without it the figure is skipped and the test goes on.
     """
-    names = set(_claims_of(request.node))
+    names = set(_claims_of(request.node)) | {cid for m in request.node.iter_markers("diagnosis") for cid in m.args}
     outdir = request.config.stash[_KEY].outdir
 
     def figure(claim_id, name, draw):
