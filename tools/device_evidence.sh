@@ -3,7 +3,7 @@
 # run (`python -m claims.evidence pending`) within a time budget, seeds stacked, and bring the
 # records back. Three steps:
 #
-#   here:    bash tools/device_evidence.sh prepare        # corpus + BPE cache into .device-cache/
+#   here:    bash tools/device_evidence.sh prepare        # corpus + BPE cache into .device-cache/ (venv active)
 #   device:  run(command="bash tools/device_evidence.sh record 420", carry=[".device-cache"], timeout_s=540)
 #   here:    bash tools/device_evidence.sh unpack <files_at>   # records into fixtures/evidence/
 #
