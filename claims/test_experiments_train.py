@@ -37,27 +37,15 @@ from model.stack import Stack
 
 pytestmark = pytest.mark.fast
 
-# a tiny GPT: 7 symbols, windows of 4, and a position table long enough to score windows of 8
-TINY = GPTConfig(vocab_size=7, block_size=4, d_model=8, n_head=2, n_positions=8)
 SEED = 3
-
-
-def _tokens(n, seed, V=7):
-    return torch.randint(V, (n,), generator=torch.Generator().manual_seed(seed))
-
-
-def _hand_windows(tokens, L, n=0):
-    """Non-overlapping windows, by slicing: window i reads tokens iL..iL+L-1, predicts iL+1..iL+L."""
-    count = (len(tokens) - 1) // L
-    count = min(n, count) if n else count
-    x = torch.stack([tokens[i * L:(i + 1) * L] for i in range(count)])
-    y = torch.stack([tokens[i * L + 1:(i + 1) * L + 1] for i in range(count)])
-    return x, y
+# the tiny GPT (7 symbols, windows of 4), its tokens and the hand-made windows scored with torch's
+# own cross-entropy: the same helpers as the other experiments/ unit tests
+from claims.test_experiments_units import TINY, _hand_windows, _tokens  # noqa: E402,F401
 
 
 @torch.no_grad()
 def _ppl(model, tokens, L, n=0):
-    """exp(mean cross-entropy) over the hand-made windows, by torch's own cross_entropy."""
+    """exp(mean cross-entropy) over the hand-made windows, in eval mode."""
     model.eval()
     x, y = _hand_windows(tokens, L, n)
     return math.exp(F.cross_entropy(model(x).flatten(0, 1).double(), y.flatten()).item())
