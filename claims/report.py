@@ -21,7 +21,7 @@ from . import progress, render
 from .marks import DEFAULT_SCALE, SCALES, TIERS, is_divergence_mark
 from .registry import RegistryError, load_registry
 from .suite import claims_named
-from .verdict import diff, merge_test, tiers_run, unknown_ids
+from .verdict import SCALE_WORDS, diff, merge_test, tiers_run, unknown_ids
 
 _KEY = pytest.StashKey["ClaimReporter"]()
 
@@ -390,18 +390,27 @@ def main(argv=None):
     m.add_argument("files", nargs="+")
     m.add_argument("--out", default="reports")
     m.add_argument("--registry", default="fixtures/claims.toml")
-    d = sub.add_parser("diff", help="list the claims whose headline verdict differs between two "
-                                    "reports; exit 1 when any does")
+    d = sub.add_parser("diff", help="list the claims two reports judge differently, at any scale; exit 1 "
+                                    "when any does")
     d.add_argument("a")
     d.add_argument("b")
+    d.add_argument("--measured", action="store_true",
+                   help="exit 1 only when a scale both runs measured reads differently: for a run that "
+                        "cannot measure a scale, e.g. CLAIMS_SEED_OFFSET's seeds have no full-scale evidence")
     args = ap.parse_args(argv)
     if args.cmd == "diff":
         a, b = _load(args.a), _load(args.b)
         rows = diff(a, b)
-        for cid, va, vb in rows:
-            print(f"{cid:10s} {va:28s} -> {vb}")
-        print(f"{len(rows)} of {len(a['claims'])} headline verdicts differ between {args.a} and {args.b}")
-        raise SystemExit(1 if rows else 0)
+        words = lambda ss: ", ".join(SCALE_WORDS.get(s, s) for s in ss)  # noqa: E731
+        for r in rows:
+            why = (f"disagrees at {words(r['disagrees'])}" if r["disagrees"] else
+                   f"agrees wherever both measured; {words(r['one_run'])} measured in one run only")
+            print(f"{r['id']:10s} {r['a']:28s} -> {r['b']:28s} {why}")
+        disagree = [r for r in rows if r["disagrees"]]
+        print(f"{len(rows)} of {len(a['claims'])} claims differ between {args.a} and {args.b}: "
+              f"{len(disagree)} disagree at a scale both runs measured, {len(rows) - len(disagree)} only "
+              "where one run measured a scale the other did not")
+        raise SystemExit(1 if disagree or (rows and not args.measured) else 0)
     try:
         registry = load_registry(args.registry)
     except RegistryError as e:

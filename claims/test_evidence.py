@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from claims import evidence
-from claims.scales import Runs, Scale
+from claims.scales import Runs, Scale, seeds
 from experiments.train import FIRST_LOSSES
 
 RECORDS = evidence.record_paths()  # the families' own records, then their grid points' (explore/)
@@ -184,7 +184,8 @@ def test_an_arm_without_evidence_skips_naming_the_command(tmp_path, monkeypatch)
     monkeypatch.setattr(evidence, "EVIDENCE", tmp_path)
     scale = evidence.scale_of("ladder")
     runs = Runs(scale, scale._recorded, scale._recorded_seeds())
-    with pytest.raises(pytest.skip.Exception, match=r"no full-scale evidence for ladder-full/mean seed 0.*"
+    first = scale.seeds[0]  # 0, shifted by CLAIMS_SEED_OFFSET
+    with pytest.raises(pytest.skip.Exception, match=rf"no full-scale evidence for ladder-full/mean seed {first}\b.*"
                                                      r"python -m claims.evidence run --family ladder"):
         runs.val("mean")
 
@@ -232,8 +233,9 @@ def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_pat
     each = [(f, p, a, seed) for f, p, a, s in todo for seed in s]
     assert len(set(each)) == len(each)  # a run once, whichever scales share it
     norm = {a: s for f, p, a, s in todo if f == "norm" and not p}
-    assert norm == {a: (0, 1, 2) for a in ("pre", "pre+warmup", "post", "post+warmup")}
-    assert ("norm", "norm-full@model.dropout=0.1", "post", (0, 1, 2)) in todo
+    stated = seeds(0, 1, 2)  # the norm family's seeds, shifted by CLAIMS_SEED_OFFSET
+    assert norm == {a: stated for a in ("pre", "pre+warmup", "post", "post+warmup")}
+    assert ("norm", "norm-full@model.dropout=0.1", "post", stated) in todo
     # a recorded seed is no longer pending
     rec = json.loads(RECORDS[0].read_text()) if RECORDS else pytest.skip("no evidence committed")
     out = evidence.path(rec["family"], rec["arm"], rec["seed"], rec.get("point", ""))

@@ -337,19 +337,31 @@ def test_a_verdict_on_committed_evidence_says_whose_evidence(scratch):
 
 
 @pytest.mark.fast
-def test_diff_lists_the_claims_whose_headline_differs(scratch, tmp_path, capsys):
+def test_diff_lists_the_claims_judged_differently_and_why(scratch, tmp_path, capsys):
     _, a = _run(scratch)
     _, b = _run(scratch, "-m", "fast")
     (tmp_path / "a.json").write_text(json.dumps(a))
     (tmp_path / "b.json").write_text(json.dumps(b))
     with pytest.raises(SystemExit) as e:
         report_main(["diff", str(tmp_path / "a.json"), str(tmp_path / "a.json")])
-    assert e.value.code == 0 and "0 of 9 headline verdicts differ" in capsys.readouterr().out
+    assert e.value.code == 0 and "0 of 9 claims differ" in capsys.readouterr().out
     with pytest.raises(SystemExit) as e:
         report_main(["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")])
     out = capsys.readouterr().out
     assert e.value.code == 1
     assert "X-01" in out and "diverges (CI scale)" in out and "P-01" not in out
+    assert "CI scale measured in one run only" in out and "0 disagree at a scale both runs measured" in out
+    # the fast run could not measure CI scale: with --measured, only a disagreement fails
+    with pytest.raises(SystemExit) as e:
+        report_main(["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--measured"])
+    assert e.value.code == 0
+    flipped = json.loads(json.dumps(a))
+    x = next(c for c in flipped["claims"] if c["id"] == "X-01")
+    x["status"] = x["scales"]["ci"]["status"] = "holds"
+    (tmp_path / "c.json").write_text(json.dumps(flipped))
+    with pytest.raises(SystemExit) as e:
+        report_main(["diff", str(tmp_path / "a.json"), str(tmp_path / "c.json"), "--measured"])
+    assert e.value.code == 1 and "disagrees at CI scale" in capsys.readouterr().out
 
 
 PROGRESS = '''

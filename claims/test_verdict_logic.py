@@ -279,14 +279,44 @@ def test_figures_name_their_test():
         dict(fig, test="c/t.py::b")]
 
 
+def _c(cid, **scales):
+    """A claim of a report with these per-scale statuses, its headline computed as the plugin's."""
+    sc = {s: {"status": v} for s, v in scales.items()}
+    ran = [s for s in ("analytic", "ci", "full") if sc.get(s, {}).get("status") in ("holds", "diverges", "fails")]
+    fails = [s for s in ran if sc[s]["status"] == "fails"]
+    head = (fails or ran or [None])[-1]
+    return {"id": cid, "status": sc[head]["status"] if head else "not-run", "scale": head, "scales": sc}
+
+
 def test_diff_names_claims_present_in_only_one_run_as_absent():
     a = {"claims": [{"id": "A", "status": "holds", "scale": "ci"}, {"id": "B", "status": "untested"},
                     {"id": "C", "status": "fails", "scale": "full"}]}
     b = {"claims": [{"id": "B", "status": "untested", "scale": None}, {"id": "C", "status": "holds", "scale": "full"},
                     {"id": "D", "status": "not-run"}]}
-    assert diff(a, b) == [("A", "holds (CI scale)", "absent"), ("C", "fails (full scale)", "holds (full scale)"),
-                          ("D", "absent", "not-run")]
+    assert [(r["id"], r["a"], r["b"]) for r in diff(a, b)] == [
+        ("A", "holds (CI scale)", "absent"), ("C", "fails (full scale)", "holds (full scale)"), ("D", "absent", "not-run")]
+    assert [r["disagrees"] for r in diff(a, b)] == [["registry"], ["headline"], ["registry"]]  # no scales recorded
     assert diff(a, a) == []
+
+
+def test_diff_compares_every_scale_and_tells_a_disagreement_from_a_scale_one_run_did_not_measure():
+    a = {"claims": [_c("SAME", ci="holds", full="holds"), _c("LOWER", ci="holds", full="holds"),
+                    _c("GONE", ci="diverges", full="holds"), _c("BOTH", ci="holds", full="holds"),
+                    _c("KINDS"), _c("FAIL", ci="holds")]}
+    b = {"claims": [_c("SAME", ci="holds", full="holds"), _c("LOWER", ci="diverges", full="holds"),
+                    _c("GONE", ci="diverges", full="not-run"), _c("BOTH", ci="diverges", full="not-run"),
+                    dict(_c("KINDS"), status="descriptive"), _c("FAIL", ci="fails")]}
+    rows = {r["id"]: r for r in diff(a, b)}
+    assert list(rows) == ["LOWER", "GONE", "BOTH", "KINDS", "FAIL"]
+    # the same headline, but the CI scale reads otherwise: a disagreement the headline alone hides
+    assert rows["LOWER"]["a"] == rows["LOWER"]["b"] == "holds (full scale)" and rows["LOWER"]["disagrees"] == ["ci"]
+    # the headline moved only because b could not measure full scale: nothing both measured disagrees
+    assert rows["GONE"] == {"id": "GONE", "a": "holds (full scale)", "b": "diverges (CI scale)",
+                            "disagrees": [], "one_run": ["full"]}
+    assert rows["BOTH"]["disagrees"] == ["ci"] and rows["BOTH"]["one_run"] == ["full"]
+    assert rows["KINDS"]["disagrees"] == ["headline"]  # not-run against descriptive: no scale explains it
+    assert rows["FAIL"]["disagrees"] == ["ci"]  # a failure is a measurement that reads differently
+    assert diff(b, a)[1]["one_run"] == ["full"] and diff(b, b) == []
 
 
 def test_unknown_ids_name_the_tests_that_use_them():

@@ -245,14 +245,45 @@ def summary(claims: list[dict]) -> dict[str, int]:
     return counts
 
 
-def diff(a: dict, b: dict) -> list[tuple[str, str, str]]:
-    """(claim ID, headline in a, headline in b) for every claim whose headline differs."""
+MEASURED = ("holds", "diverges", "fails")
+
+
+def diff(a: dict, b: dict) -> list[dict]:
+    """Every claim the two reports judge differently, in a's order then b's: ``{id, a, b,
+    disagrees, one_run}``, the headlines, the scales where both runs measured the claim
+    (holds, diverges or fails) and read it differently, and the scales only one run measured.
+
+    A claim ``disagrees`` when some scale both runs measured reads differently, or when it is in
+    one report only; a scale whose verdict differs below an equal headline counts too. When
+    nothing both measured disagrees, a moved headline comes only from a scale one run could
+    not measure (full-scale evidence for seeds nobody recorded, say): ``disagrees`` is empty."""
     def heads(doc):
-        return {c["id"]: f"{c['status']}" + (f" ({SCALE_WORDS[c['scale']]})" if c.get("scale") else "")
-                for c in doc["claims"]}
-    ha, hb = heads(a), heads(b)
-    return [(cid, ha.get(cid, "absent"), hb.get(cid, "absent"))
-            for cid in list(ha) + [c for c in hb if c not in ha] if ha.get(cid) != hb.get(cid)]
+        return {c["id"]: c for c in doc["claims"]}
+
+    def head(c):
+        if c is None:
+            return "absent"
+        return f"{c['status']}" + (f" ({SCALE_WORDS[c['scale']]})" if c.get("scale") else "")
+
+    def status(c, s):
+        st = (c.get("scales") or {}).get(s, {}).get("status")
+        return st if st in MEASURED else None
+
+    ca, cb = heads(a), heads(b)
+    rows = []
+    for cid in list(ca) + [c for c in cb if c not in ca]:
+        x, y = ca.get(cid), cb.get(cid)
+        if x is None or y is None:
+            rows.append({"id": cid, "a": head(x), "b": head(y), "disagrees": ["registry"], "one_run": []})
+            continue
+        both = [s for s in SCALES if status(x, s) and status(y, s)]
+        disagrees = [s for s in both if status(x, s) != status(y, s)]
+        one_run = [s for s in SCALES if bool(status(x, s)) != bool(status(y, s))]
+        if head(x) != head(y) and not one_run:
+            disagrees = disagrees or ["headline"]  # e.g. untested against descriptive
+        if disagrees or head(x) != head(y):
+            rows.append({"id": cid, "a": head(x), "b": head(y), "disagrees": disagrees, "one_run": one_run})
+    return rows
 
 
 def unknown_ids(registry: dict, tests: dict) -> dict[str, list[str]]:
