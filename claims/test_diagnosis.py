@@ -10,7 +10,7 @@ import pytest
 from claims.diagnosis import Axis, Grid, diagnose, vary
 from claims.grids import GRIDS
 from claims.scales import LADDER_CI, Scale
-from claims.verdict import erratum_kind, headline_value
+from claims.verdict import erratum_kind, headline_records, headline_value
 
 pytestmark = pytest.mark.fast
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,6 +165,17 @@ def test_the_kind_of_an_erratum(status, diagnosis, kind):
         assert got["reason"].startswith("holds at p")
 
 
+@pytest.mark.parametrize("status, diagnosis, reason", [
+    ("holds", _d(True, fixed="our run was the wrong one"), "our run was the wrong one"),
+    ("diverges", _d(False, True, False, True), "holds at p1, p3"),
+    ("diverges", _d(False, False, False), "none of the 2 settings tried holds"),
+    ("diverges", _d(False, None, False, None), "2 of 4 points not measured yet: p1, p3"),
+])
+def test_each_kind_says_why_in_its_reason(status, diagnosis, reason):
+    assert set(erratum_kind(status, diagnosis)) == {"kind", "reason"}
+    assert erratum_kind(status, diagnosis)["reason"] == reason
+
+
 # ---- one line each in the errata row -----------------------------------------------------------
 
 def test_the_errata_row_shows_the_last_judged_record_at_the_headline_scale():
@@ -179,6 +190,19 @@ def test_the_errata_row_shows_the_last_judged_record_at_the_headline_scale():
     no_expected = dict(c, records=[dict(recs[2], expected=None)])
     assert headline_value(no_expected) == ("doc", 0.4, "rate")
     assert headline_value(dict(c, records=[])) == ("doc", None, "")
+
+
+def test_the_errata_row_reads_only_the_headline_scale_and_skips_unjudged_records():
+    full = {"scale": "full", "measured": 0.4, "expected": 0.5, "tolerance": "inside", "label": "rate"}
+    later = [{"scale": "ci", "measured": 7, "expected": 8, "tolerance": "> 0", "label": "ci"},
+             {"scale": "full", "measured": 3, "expected": 1, "tolerance": None, "label": "no rule"}]
+    c = {"scale": "full", "records": [full, *later], "expected": "doc", "measured": "all of ours"}
+    assert headline_value(c) == (0.5, 0.4, "rate")  # not the later CI record, not the unjudged one
+    assert headline_records(c) == [full, later[1]]
+    # a claim with no record at its headline scale shows all of them; with none at all, its own values
+    assert headline_records(dict(c, scale="analytic")) == c["records"]
+    assert headline_records({"scale": "ci"}) == []
+    assert headline_value(dict(c, records=[])) == ("doc", "all of ours", "")
 
 
 # ---- through the plugin --------------------------------------------------------------------------

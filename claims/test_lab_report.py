@@ -263,3 +263,14 @@ def test_the_lab_figure_shows_five_seeds_and_both_baselines_per_part(positions):
     assert [t.get_text() for t in legend.get_texts()][-2:] == ["2-gram (add-k)", "3-gram (add-k)"]
     assert legend.get_texts()[0].get_fontsize() == 7
     assert axes[1].get_legend() is None and axes[2].get_legend() is None
+    # one row of three panels, left to right
+    boxes = [ax.get_position() for ax in axes]
+    assert len({round(b.y0, 6) for b in boxes}) == 1 and boxes[0].x0 < boxes[1].x0 < boxes[2].x0
+
+
+@pytest.mark.fast
+def test_the_lab_figure_shows_the_model_with_positions_unless_told_otherwise():
+    Figure = pytest.importorskip("matplotlib.figure").Figure
+    fig = Figure()
+    draw_lab(_Lab())(fig)
+    assert fig._suptitle.get_text().startswith("the tiny GPT with positions")

@@ -152,6 +152,25 @@ def test_the_movement_command_refuses_a_missing_folder(tmp_path, runs):
     assert e.value.code == 2
 
 
+def test_the_command_names_itself_and_says_what_movement_measures(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m claims.pins [-h] {movement}")
+    assert "largest movement per pin and key group between two runs' reports/pins folders" in " ".join(out.split())
+    with pytest.raises(SystemExit):
+        main([])
+    assert "the following arguments are required: cmd" in capsys.readouterr().err
+
+
+def test_float_noise_in_the_division_does_not_round_a_figure_up():
+    # 2e-4 / 1e-4 is 2.0000000000000004 in floats: still 2e-4, not 3e-4; a real excess past
+    # nine digits is rounded away too, one inside them is not
+    assert _round_up(2e-4) == pytest.approx(2e-4, rel=1e-12)
+    assert _round_up(2.0000000004e-4) == pytest.approx(2e-4, rel=1e-12)  # the tenth digit
+    assert _round_up(2.000000004e-4) == pytest.approx(3e-4, rel=1e-12)
+
+
 class _Path:
     """Stands in for pathlib.Path in claims.pins: every path reads ``text``, or raises."""
     text = None

@@ -263,6 +263,14 @@ def test_a_claims_row_joins_its_tolerances_and_tolerates_tests_without_records()
     assert row["tolerance"] is None and row["measured"] is None
 
 
+def test_each_record_in_a_row_names_its_test_and_the_scale_it_measured_at():
+    rec = {"claim": "X-01", "measured": 1, "expected": 2, "tolerance": "exact", "label": "m"}
+    tests = {"c/t.py::a": dict(t("passed", "ci"), records=[rec]),
+             "c/t.py::b": dict(t("passed", "ci"), tier="gpu", scale=None, records=[rec])}  # an old record: its tier's
+    row, = verdicts(REGISTRY, tests)
+    assert [(r["test"], r["scale"]) for r in row["records"]] == [("c/t.py::a", "ci"), ("c/t.py::b", "full")]
+
+
 def test_pins_are_fresh_when_their_test_passed_and_stale_when_it_failed_or_errored():
     pin = {"name": "a", "file": "fixtures/pins/a.npz"}
     tests = {f"c/t.py::{o}": dict(t(o, reason=o), pins=[pin]) for o in ("passed", "failed", "error", "skipped")}
@@ -296,6 +304,7 @@ def test_diff_names_claims_present_in_only_one_run_as_absent():
     assert [(r["id"], r["a"], r["b"]) for r in diff(a, b)] == [
         ("A", "holds (CI scale)", "absent"), ("C", "fails (full scale)", "holds (full scale)"), ("D", "absent", "not-run")]
     assert [r["disagrees"] for r in diff(a, b)] == [["registry"], ["headline"], ["registry"]]  # no scales recorded
+    assert diff(a, b)[0] == {"id": "A", "a": "holds (CI scale)", "b": "absent", "disagrees": ["registry"], "one_run": []}
     assert diff(a, a) == []
 
 
