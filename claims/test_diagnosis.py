@@ -203,6 +203,7 @@ def test_the_errata_row_reads_only_the_headline_scale_and_skips_unjudged_records
     assert headline_records(dict(c, scale="analytic")) == c["records"]
     assert headline_records({"scale": "ci"}) == []
     assert headline_value(dict(c, records=[])) == ("doc", "all of ours", "")
+    assert headline_value(dict(c, records=[{k: v for k, v in full.items() if k != "label"}]))[2] == ""  # no label
 
 
 # ---- through the plugin --------------------------------------------------------------------------

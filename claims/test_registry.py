@@ -99,7 +99,8 @@ def test_each_malformation_has_its_own_message(tmp_path, text, message):
 
 def test_a_well_formed_registry_loads_in_file_order_with_its_quotes_joined(tmp_path):
     path = tmp_path / "claims.toml"
-    path.write_text(GOOD.replace('kind = "exact"', 'kind = "exact+numeric"') + 'full_tier = "gpu"\n'
+    path.write_text(GOOD.replace('kind = "exact"', 'kind = "exact+numeric"').replace('quote = "q"', 'quote = "one quote"')
+                    + 'full_tier = "gpu"\n'
                     + GOOD.replace("X-01", "X-02").replace('quote = "q"', 'quote = ["first part", "second – part"]')
                     .replace('kind = "exact"', 'kind = "descriptive"').replace('tier = "fast"', 'tier = "none"')
                     + 'untestable = "a definition"\n', encoding="utf-8")
@@ -107,7 +108,7 @@ def test_a_well_formed_registry_loads_in_file_order_with_its_quotes_joined(tmp_p
     assert list(reg) == ["X-01", "X-02"]
     x1, x2 = reg.values()
     assert (x1.quote, x1.kind, x1.tier, x1.full_tier, x1.untestable, x1.descriptive) == \
-        ("q", "exact+numeric", "fast", "gpu", None, False)
+        ("one quote", "exact+numeric", "fast", "gpu", None, False)  # a string quote is kept whole
     assert (x2.quote, x2.tier, x2.full_tier, x2.untestable, x2.descriptive) == \
         ("first part […] second – part", "none", None, "a definition", True)
 
