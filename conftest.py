@@ -1,41 +1,32 @@
-"""Tiers, device and seeding for the claimcheck suite.
+"""This document's side of the claimcheck plugin: environment, device and seeding.
 
     pytest -m fast               every analytic claim, CPU, seconds
     pytest --runslow             + the training claims at CI scale (CPU, minutes)
     pytest -m gpu --runslow      the document's full configurations, on CUDA
 
-Every test carries exactly one tier marker; a test without one is a collection error.
+The plugin (``claimcheck``, loaded through its entry point) reads the registry, tiers and scales
+from pyproject.toml; every test carries exactly one tier marker.
 """
 import os
+import platform
 import random
+import sys
 
 import numpy as np
 import pytest
 
-from claims.marks import TIERS
+from claims import env  # first: the environment is read and validated once, before anything uses it
 
-pytest_plugins = ["claims.report", "pytester"]
-
-
-def pytest_addoption(parser):
-    parser.addoption("--runslow", action="store_true", default=False,
-                     help="run the slow and gpu tiers (training claims)")
+pytest_plugins = ["pytester"]
 
 
 def pytest_configure(config):
-    for tier, doc in TIERS.items():
-        config.addinivalue_line("markers", f"{tier}: {doc}")
+    if env.problem():
+        raise pytest.UsageError(env.problem())
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if workers:  # xdist: share the cores instead of every worker spinning up all of them
         import torch
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(workers)))
-    forced = os.environ.get("CLAIMS_DEVICE")
-    if forced not in (None, "", "cpu", "cuda"):
-        raise pytest.UsageError(f"CLAIMS_DEVICE={forced!r}: use 'cpu' or 'cuda', or leave it unset")
-    offset = os.environ.get("CLAIMS_SEED_OFFSET") or "0"
-    if not offset.lstrip("-").isdigit():
-        raise pytest.UsageError(f"CLAIMS_SEED_OFFSET={offset!r}: give an integer that shifts every "
-                                "training seed, or leave it unset")
 
 
 def _cuda_available() -> bool:
@@ -44,19 +35,29 @@ def _cuda_available() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    runslow = config.getoption("--runslow")
-    forced = os.environ.get("CLAIMS_DEVICE") or None
-    if forced == "cuda" and not _cuda_available():
+    if env.DEVICE == "cuda" and not _cuda_available():
         raise pytest.UsageError("CLAIMS_DEVICE=cuda, but torch sees no CUDA device; "
                                 "unset it or install a CUDA build of torch")
-    need_slow = pytest.mark.skip(reason="slow tier: needs --runslow")
-    for item in items:
-        tiers = [t for t in TIERS if item.get_closest_marker(t)]
-        if len(tiers) != 1:
-            raise pytest.UsageError(f"{item.nodeid}: a test carries exactly one tier marker "
-                                    f"(fast, slow or gpu); it has {', '.join(tiers) or 'none'}")
-        if tiers[0] in ("slow", "gpu") and not runslow:
-            item.add_marker(need_slow)
+
+
+def pytest_claimcheck_run_info(config):
+    """What the report says of the machine: torch, the device trained on, the CPU."""
+    from importlib import metadata
+
+    from claims.pins import cpu_model
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and env.DEVICE != "cpu":
+        device = f"cuda ({torch.cuda.get_device_name(0)})"
+    else:
+        device = env.DEVICE or "cpu"
+    try:
+        version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        version = "not installed"
+    info = {"torch": version, "device": device, "cpu": f"{cpu_model()} ({platform.machine()})"}
+    if env.SEED_OFFSET:
+        info["seed offset"] = env.SEED_OFFSET
+    return info
 
 
 @pytest.fixture(scope="session")
@@ -65,7 +66,7 @@ def device():
     either, a test that must train at full scale skips; full-scale claims then judge the
     committed evidence instead (claims/evidence.py), and never ask for a device."""
     import torch
-    forced = os.environ.get("CLAIMS_DEVICE")
+    forced = env.DEVICE
     if not forced and not torch.cuda.is_available():
         pytest.skip("gpu tier: no CUDA device (CLAIMS_DEVICE=cpu forces the full configuration onto the CPU)")
     if (forced or "cuda") == "cpu":

@@ -14,7 +14,8 @@ import time
 import numpy as np
 import torch
 
-from model import GPT, ladder
+from model import GPT
+from experiments.configs import ladder
 from experiments.train import SHAKESPEARE_FULL, fit, token_batches
 from model.stack import Stack
 

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-from claims.marks import no_corpus
+from claimcheck.plugin import run_dir
+from claimcheck.progress import tracker
+from claims import env
+from claims.env import no_corpus
 from claims.pins import PORTABLE_WHY, cpu_model, describe, tolerance
-from claims.progress import tracker
 from experiments import runs
 from experiments.data import CorpusUnavailable, bpe_tokens
 
@@ -53,7 +55,6 @@ def pin(request, ndarrays_regression):
     assert not _claims_of_node(request.node), "a pin test names no claim"
 
     def check(name, values, *, meaning, config):
-        from claims.scales import seed_offset
         path = PINS / f"{name}.npz"
         arrays = {k: np.asarray(v, dtype=np.float64) for k, v in values.items()}
         _dump(request, name, arrays)
@@ -61,8 +62,8 @@ def pin(request, ndarrays_regression):
         request.node.user_properties.append(("claim_pin", {
             "name": name, "file": f"fixtures/pins/{name}.npz", "meaning": meaning,
             "tolerance": describe(name, values)}))
-        if seed_offset():
-            pytest.skip(f"pin {name}: CLAIMS_SEED_OFFSET={seed_offset()} shifts the seeds the pin was made with")
+        if env.SEED_OFFSET:
+            pytest.skip(f"pin {name}: CLAIMS_SEED_OFFSET={env.SEED_OFFSET} shifts the seeds the pin was made with")
         regen = (not path.is_file() or request.config.getoption("force_regen")
                  or request.config.getoption("regen_all"))
         if regen:
@@ -94,13 +95,14 @@ def _claims_of_node(node):
 def _dump(request, name, arrays):
     """What a pin test measured, beside the report, so two machines' values can be compared
     (``python -m claims.pins movement A/ B/``) and tolerances derived from the movement."""
-    out = Path(request.config.getoption("--claims-report-dir") or Path(request.config.rootpath) / "reports")
+    out = run_dir(request.config)
     (out / "pins").mkdir(parents=True, exist_ok=True)
     (out / "pins" / f"{name}.json").write_text(json.dumps({k: v.tolist() for k, v in arrays.items()}))
 
 
+from claims import evidence, scales  # noqa: E402
 from claims.lab_report import TEXT as LAB_TEXT  # noqa: E402
-from claims.scales import LabRuns, Runs, runs_fixture, scale_names  # noqa: E402
+from claims.scales import LabRuns, Runs  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -115,6 +117,112 @@ def _evidence_provenance(request):
     if any(isinstance(v, LabRuns) for v in args):  # the lab's claims are read on another text
         request.node.user_properties.append(("claim_evidence", f"measured on {LAB_TEXT}"))
 
-# every scale of claims/scales.py is a session fixture of its name in lower case: LADDER_CI -> ladder_ci
-for _name in scale_names():
-    globals()[_name.lower()] = runs_fixture(_name)
+
+@pytest.fixture(scope="session")
+def evidence_runs():
+    """How a full scale reads its committed records when nothing trains it (no CUDA)."""
+    return evidence.recorded_runs
+
+
+# ---- the scales of claims/scales.py, one session fixture each: what a test trained (or read) ----
+# A CI scale trains every arm up front, shared among xdist workers; a full scale trains an arm
+# when a test first reads it, on CUDA, or reads its committed evidence.
+
+@pytest.fixture(scope="session")
+def ladder_ci(request):
+    return scales.LADDER_CI.runs(request)
+
+
+@pytest.fixture(scope="session")
+def ladder_full(request):
+    return scales.LADDER_FULL.runs(request)
+
+
+@pytest.fixture(scope="session")
+def ladder_ln_full(request):
+    return scales.LADDER_LN_FULL.runs(request)
+
+
+@pytest.fixture(scope="session")
+def depth_full(request):
+    return scales.DEPTH_FULL.runs(request)
+
+
+@pytest.fixture(scope="session")
+def depth_ci(request):
+    return scales.DEPTH_CI.runs(request)
+
+
+@pytest.fixture(scope="session")
+def tiny_lab(request):
+    return scales.TINY_LAB.runs(request)
+
+
+@pytest.fixture(scope="session")
+def winograd(request):
+    return scales.WINOGRAD.runs(request)
+
+
+@pytest.fixture(scope="session")
+def sqrt_full(request):
+    return scales.SQRT_FULL.runs(request)
+
+
+@pytest.fixture(scope="session")
+def sqrt09_full(request):
+    return scales.SQRT09_FULL.runs(request)
+
+
+@pytest.fixture(scope="session")
+def sqrt1024_full(request):
+    return scales.SQRT1024_FULL.runs(request)
+
+
+@pytest.fixture(scope="session")
+def sqrt32_full(request):
+    return scales.SQRT32_FULL.runs(request)
+
+
+@pytest.fixture(scope="session")
+def sqrt_ci(request):
+    return scales.SQRT_CI.runs(request)
+
+
+@pytest.fixture(scope="session")
+def sqrt1024_ci(request):
+    return scales.SQRT1024_CI.runs(request)
+
+
+@pytest.fixture(scope="session")
+def norm_full(request):
+    return scales.NORM_FULL.runs(request)
+
+
+@pytest.fixture(scope="session")
+def norm_ci(request):
+    return scales.NORM_CI.runs(request)
+
+
+@pytest.fixture(scope="session")
+def norm_rate_ci(request):
+    return scales.NORM_RATE_CI.runs(request)
+
+
+@pytest.fixture(scope="session")
+def norm_eq_ci(request):
+    return scales.NORM_EQ_CI.runs(request)
+
+
+@pytest.fixture(scope="session")
+def pos_full(request):
+    return scales.POS_FULL.runs(request)
+
+
+@pytest.fixture(scope="session")
+def pos_ci(request):
+    return scales.POS_CI.runs(request)
+
+
+@pytest.fixture(scope="session")
+def cost_ci(request):
+    return scales.COST_CI.runs(request)

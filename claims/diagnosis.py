@@ -117,11 +117,11 @@ def read_grid(grid: Grid, rule) -> tuple[dict, dict]:
     on the committed evidence (never trained here). A point not recorded on all its seeds is
     reported with what there is, and decides nothing (holds: None)."""
     import pytest
-    from claims.scales import Runs
+    from claims.evidence import recorded_runs
     entries, read = [], {}
     for p in grid.points():
         entry = {"point": p.name, "settings": p.settings, "why": p.why, "value": None, "holds": None}
-        runs = Runs(p.scale, p.scale._recorded, p.scale._recorded_seeds())
+        runs = recorded_runs(p.scale)
         try:
             value, holds = rule(runs, **p.read)
         except pytest.skip.Exception as e:  # not recorded: the evidence command is in the message

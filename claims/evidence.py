@@ -22,8 +22,14 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
+
+from claims import scales
+from claims.scales import Runs
+
 ROOT = Path(__file__).resolve().parents[1]
 EVIDENCE = ROOT / "fixtures" / "evidence"
+# family -> the Scale (claims/scales.py) its records are made with; a Scale names its family
 FAMILIES = {"ladder": "LADDER_FULL", "sqrt": "SQRT_FULL", "norm": "NORM_FULL", "positions": "POS_FULL",
             "sqrt-ladder": "SQRT09_FULL"}
 
@@ -46,7 +52,6 @@ REPLAY_RTOL = 6e-5
 
 def scale_of(family: str, point: str = ""):
     """The Scale a family's records are made with; with ``point``, that grid point's variant."""
-    from claims import scales
     if not point:
         return getattr(scales, FAMILIES[family])
     for scale in points_of(family):
@@ -69,14 +74,13 @@ def points_of(family: str) -> list:
 
 
 # scales made of a family's arms on more seeds: they read (and are recorded into) its records
-SUBSETS = {"SQRT32_FULL": "sqrt", "SQRT1024_FULL": "sqrt", "LADDER_LN_FULL": "ladder", "DEPTH_FULL": "ladder"}
+SUBSETS = ("SQRT32_FULL", "SQRT1024_FULL", "LADDER_LN_FULL", "DEPTH_FULL")
 
 
 def family_of(scale_name: str) -> str:
     """The family a Scale's records live in; a grid point's Scale is named '<scale>@<point>'."""
-    from claims import scales
     named = {getattr(scales, n).name: f for f, n in FAMILIES.items()}
-    named.update({getattr(scales, n).name: f for n, f in SUBSETS.items()})
+    named.update({getattr(scales, n).name: getattr(scales, n).family for n in SUBSETS})
     return named[scale_name.split("@")[0]]
 
 
@@ -135,6 +139,46 @@ def make_record(family: str, arm: str, seed: int, spec, rec: dict, point: str = 
                        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                        "wall_s": rec["wall_s"], "tokens_per_s": rec["tokens_per_s"]},
     }
+
+
+def recorded_seeds(scale) -> tuple[int, ...]:
+    """The seeds recorded for every arm; while a family is being recorded, its first seed
+    (the document reports one run of each), read arm by arm as they land."""
+    fam, point = family_of(scale.name), point_of(scale.name)
+    full = tuple(s for s in scale.seeds if all(path(fam, a, s, point).is_file() for a in scale.arms))
+    return full or scale.seeds[:1]
+
+
+def read(scale, arms) -> dict:
+    """arm -> the records of ``scale``'s recorded seeds; a missing record skips naming the
+    command that records it, a broken or stale one fails."""
+    fam, point, seeds, out = family_of(scale.name), point_of(scale.name), recorded_seeds(scale), {}
+    cmd = f"python -m claims.evidence run --family {fam}" + (f" --point '{point}'" if point else "")
+    for arm in arms:
+        out[arm] = []
+        for seed in seeds:
+            try:
+                rec = load(fam, arm, seed, point)
+            except InvalidRecord as e:  # a broken record fails; it never reads as a divergence
+                pytest.fail(str(e), pytrace=False)
+            if rec is None:
+                raise pytest.skip.Exception(  # reported at the test that read the arm
+                    f"no full-scale evidence for {scale.name}/{arm} seed {seed}, and no CUDA to train it: run "
+                    f"`{cmd}`, or the gpu tier on CUDA",
+                    _use_item_location=True)
+            if rec["config"] != config_of(scale.spec(arm, (seed,))):
+                pytest.fail(f"stale evidence {path(fam, arm, seed, point).name} of {fam}: it was "
+                            f"recorded with another configuration than {scale.name}'s; delete it and rerun "
+                            f"`{cmd}`", pytrace=False)
+            prov = rec["provenance"]
+            out[arm].append({**rec["result"], "seed": seed, "wall_s": prov["wall_s"], "device": prov["device"],
+                             "evidence": f"{prov['device_name']}, {prov['date'][:10]}"})
+    return out
+
+
+def recorded_runs(scale) -> Runs:
+    """A full scale's runs read from its committed records (never trained here)."""
+    return Runs(scale, functools.partial(read, scale), recorded_seeds(scale))
 
 
 # ---- the record's schema: a record nobody can quietly edit ------------------------------------
@@ -429,7 +473,6 @@ LAST = ("sqrt-full", "pos-full", "sqrt32-full", "sqrt1024-full", "ladder-full")
 def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
     """Every (family, point, arm, missing seeds) that some Scale or grid point declares and no
     record holds yet, in the order to record them (FIRST, the grids, LAST)."""
-    from claims import scales
     from claims.grids import GRIDS
     named = {getattr(scales, n).name: getattr(scales, n) for n in [*FAMILIES.values(), *SUBSETS]}
     points = [p.scale for g in GRIDS.values() for p in g.trained()]

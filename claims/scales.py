@@ -10,29 +10,18 @@ The seeds of an arm train one at a time or side by side, as one stack (``model.s
 ``CLAIMS_SEED_OFFSET=k`` shifts every training seed of the suite by k, so that anyone can check
 that no verdict depends on the seeds it happens to run (pins, generated at 0, then skip).
 """
-import os
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pytest
 
-from claims.marks import no_corpus
-from claims.progress import tracker
+from claimcheck.progress import tracker
+from claims.env import DEVICE, no_corpus, seeds
 from experiments.cost import CostConfig
 from experiments.runs import RunSpec, memo_key, memo_many
-from model import ladder, shakespeare_config, sqrt_dk_config
+from experiments.configs import ladder, shakespeare_config, sqrt_dk_config
 from experiments.polish_lab import LabConfig
 from experiments.train import SHAKESPEARE_FULL, TrainConfig
-
-
-def seed_offset() -> int:
-    """CLAIMS_SEED_OFFSET as an int (0 when unset); the root conftest rejects anything else."""
-    return int(os.environ.get("CLAIMS_SEED_OFFSET") or 0)
-
-
-def seeds(*base: int) -> tuple[int, ...]:
-    """The seeds a family trains, shifted by CLAIMS_SEED_OFFSET."""
-    return tuple(s + seed_offset() for s in base)
 
 
 @dataclass(frozen=True)
@@ -45,6 +34,7 @@ class Scale:
     trains: dict = field(default_factory=dict)  # arm -> its own TrainConfig (e.g. a warmup)
     ci: bool = True        # CI scales train every arm up front (shared among xdist workers)
     stack: bool = False    # train an arm's seeds side by side, or one by one (see STACKING)
+    family: str = ""       # full scales: the evidence family their records live in (claims/evidence.py)
 
     def groups(self) -> list[tuple[int, ...]]:
         """The seeds that train together: all of them, or one at a time."""
@@ -63,8 +53,8 @@ class Scale:
         """CI scales train every arm up front, on the CPU. Full scales train each arm when a
         test first reads it, on the test's device; without CUDA (and unless CLAIMS_DEVICE=cpu
         asks to train on the CPU) they read the committed full-scale evidence instead."""
-        if not self.ci and evidence_mode():
-            return Runs(self, self._recorded, self._recorded_seeds())
+        if not self.ci and evidence_mode():  # claims/conftest.py: evidence.recorded_runs
+            return request.getfixturevalue("evidence_runs")(self)
         ensure = request.getfixturevalue("ensure_runs")
         device = "cpu" if self.ci else str(request.getfixturevalue("device"))
 
@@ -76,40 +66,6 @@ class Scale:
             return out
         runs = Runs(self, trained, self.seeds)
         return runs.prefetch() if self.ci else runs
-
-    def _recorded_seeds(self) -> tuple[int, ...]:
-        """The seeds recorded for every arm; while a family is being recorded, its first seed
-        (the document reports one run of each), read arm by arm as they land."""
-        from claims import evidence
-        fam, point = evidence.family_of(self.name), evidence.point_of(self.name)
-        full = tuple(s for s in self.seeds if all(evidence.path(fam, a, s, point).is_file() for a in self.arms))
-        return full or self.seeds[:1]
-
-    def _recorded(self, arms) -> dict:
-        from claims import evidence
-        fam, point, seeds, out = evidence.family_of(self.name), evidence.point_of(self.name), self._recorded_seeds(), {}
-        cmd = f"python -m claims.evidence run --family {fam}" + (f" --point '{point}'" if point else "")
-        for arm in arms:
-            out[arm] = []
-            for seed in seeds:
-                try:
-                    rec = evidence.load(fam, arm, seed, point)
-                except evidence.InvalidRecord as e:  # a broken record fails; it never reads as a divergence
-                    pytest.fail(str(e), pytrace=False)
-                if rec is None:
-                    raise pytest.skip.Exception(  # reported at the test that read the arm
-                        f"no full-scale evidence for {self.name}/{arm} seed {seed}, and no CUDA to train it: run "
-                        f"`{cmd}`, or the gpu tier on CUDA",
-                        _use_item_location=True)
-                if rec["config"] != evidence.config_of(self.spec(arm, (seed,))):
-                    pytest.fail(f"stale evidence {evidence.path(fam, arm, seed, point).name} of {fam}: it was "
-                                f"recorded with another configuration than {self.name}'s; delete it and rerun "
-                                f"`{cmd}`", pytrace=False)
-                prov = rec["provenance"]
-                out[arm].append({**rec["result"], "seed": seed, "wall_s": prov["wall_s"], "device": prov["device"],
-                                 "evidence": f"{prov['device_name']}, {prov['date'][:10]}"})
-        return out
-
 
 @dataclass(frozen=True)
 class Run:
@@ -191,21 +147,7 @@ def evidence_mode() -> bool:
     """Full-scale tests judge the committed evidence: there is no CUDA device, and
     CLAIMS_DEVICE=cpu does not ask for the full configurations to be trained on the CPU."""
     import torch
-    return not torch.cuda.is_available() and os.environ.get("CLAIMS_DEVICE") != "cpu"
-
-
-def scale_names() -> list[str]:
-    """The scales defined in this module (anything with ``runs(request)``), by name."""
-    return [n for n, v in globals().items() if n.isupper() and callable(getattr(v, "runs", None))]
-
-
-def runs_fixture(scale_name: str):
-    """The session fixture ``<scale_name lower-cased>`` for a scale defined in this module, the
-    one way a test gets training results: ``scale.runs(request)`` trains (or reads from the run
-    cache) what the test will read, shared among xdist workers."""
-    def fixture(request):
-        return globals()[scale_name].runs(request)
-    return pytest.fixture(scope="session", name=scale_name.lower())(fixture)
+    return not torch.cuda.is_available() and DEVICE != "cpu"
 
 
 # STACKING. Seeds side by side pay where a step's time is overhead, not arithmetic. Measured by
@@ -226,17 +168,17 @@ LADDER_CI = Scale("ladder-ci", {k: c for k, c in _LADDER_CI_RUNGS.items() if k !
 
 # The document's own: width 128, window 128, 3000 AdamW steps at 1e-3, batch 64.
 LADDER_FULL = Scale("ladder-full", ladder(shakespeare_config()),
-                    replace(SHAKESPEARE_FULL, log_every=500), seeds=seeds(0), ci=False)
+                    replace(SHAKESPEARE_FULL, log_every=500), seeds=seeds(0), ci=False, family="ladder")
 
 # ABL-05's 1.8 points are inside what seeds move a rung (catalogue: "an effect this small needs
 # >= 3 seeds and a paired comparison"): the two rungs on seeds 0-2 (their evidence is the ladder's)
 LADDER_LN_FULL = Scale("ladder-ln-full", {a: LADDER_FULL.arms[a] for a in ("+mlp", "+layernorm")}, LADDER_FULL.train,
-                       seeds=seeds(0, 1, 2), ci=False)
+                       seeds=seeds(0, 1, 2), ci=False, family="ladder")
 
 # DEPTH-01 at full scale compares two rungs whose validation ends 0.7 % apart on seed 0, inside
 # what seeds move a run: three seeds, paired (its evidence is the ladder's).
 DEPTH_FULL = Scale("depth-full", {a: LADDER_FULL.arms[a] for a in ("+layernorm", "2-blocks")}, LADDER_FULL.train,
-                   seeds=seeds(0, 1, 2), ci=False)
+                   seeds=seeds(0, 1, 2), ci=False, family="ladder")
 
 # DEPTH-01 at CI scale: the document's 3000 steps make ~59 passes over the corpus, which is
 # where two blocks overfit. 1.0 M predictions over a 10 % slice make ~25 passes. Eight seeds: on
@@ -402,7 +344,7 @@ def _sqrt_rungs(**kw):
 
 SQRT_FULL = Scale("sqrt-full", _sqrt_rungs(),
                   TrainConfig(steps=1500, batch_size=32, lr=1e-3, trace_every=100, attention_stats=True),
-                  seeds=seeds(0, 1, 2), ci=False)
+                  seeds=seeds(0, 1, 2), ci=False, family="sqrt")
 # SQRT-09 at the chapter's own configuration (docs/setup-audit.md §2): "Le prime due righe vengono
 # dal budget di 3000 passi sopra", and the only 32-wide heads of that budget are the ladder's
 # 4-heads rung (d_model 128 / 4). So d_k = 32 is that rung, with and without the division, under
@@ -410,15 +352,16 @@ SQRT_FULL = Scale("sqrt-full", _sqrt_rungs(),
 # needs seeds). Its evidence is a family of its own, `sqrt-ladder`.
 _FOUR_HEADS = ladder(shakespeare_config())["4-heads"]
 SQRT09_FULL = Scale("sqrt09-full", {"div-32": _FOUR_HEADS, "nodiv-32": replace(_FOUR_HEADS, scale_scores=False)},
-                    replace(SHAKESPEARE_FULL, log_every=500), seeds=seeds(0, 1, 2, 3, 4), ci=False)
+                    replace(SHAKESPEARE_FULL, log_every=500), seeds=seeds(0, 1, 2, 3, 4), ci=False,
+                    family="sqrt-ladder")
 # SQRT-11's diagnosis grid (claims/grids.py) varies the d_k = 1024 pair on seed 0 (its evidence is the
 # sqrt family's)
 SQRT1024_FULL = Scale("sqrt1024-full", {a: SQRT_FULL.arms[a] for a in ("div-1024", "nodiv-1024")}, SQRT_FULL.train,
-                      seeds=seeds(0), ci=False)
+                      seeds=seeds(0), ci=False, family="sqrt")
 # The other reading of the stripped table (d_k = 32 as a third 1500-step, one-head row): SQRT_FULL's
 # 32 pair on seeds 0-4. A grid point of SQRT-09's diagnosis, never its verdict.
 SQRT32_FULL = Scale("sqrt32-full", {a: SQRT_FULL.arms[a] for a in ("div-32", "nodiv-32")}, SQRT_FULL.train,
-                    seeds=seeds(0, 1, 2, 3, 4), ci=False)
+                    seeds=seeds(0, 1, 2, 3, 4), ci=False, family="sqrt")
 # CI: width 64, window 32, batch 16, 1000 steps at 3e-3 (at 300 steps nothing separates). The
 # window is halved from the 64 first tried to keep issue 6's CI share within 10 minutes; at 64
 # the same orderings held on seeds 0-2.
@@ -439,7 +382,7 @@ NORM_FULL = Scale("norm-full", {"pre": shakespeare_config(n_layer=12, norm="pre"
                                 "pre+warmup": shakespeare_config(n_layer=12, norm="pre"),
                                 "post": shakespeare_config(n_layer=12, norm="post"),
                                 "post+warmup": shakespeare_config(n_layer=12, norm="post")},
-                  _NORM_FULL_TRAIN, seeds=seeds(0, 1, 2), ci=False,
+                  _NORM_FULL_TRAIN, seeds=seeds(0, 1, 2), ci=False, family="norm",
                   trains={k: replace(_NORM_FULL_TRAIN, warmup=200) for k in ("pre+warmup", "post+warmup")})
 # CI: 6 blocks at d 64, window 32, batch 16, 300 steps at 6e-3, where post-norm without warmup
 # still fails (at 3e-3 it needs 12 blocks). Warmup keeps the document's share, 20 %; a 50 %
@@ -472,7 +415,7 @@ POS_LENGTHS = (64, 128, 256)
 POS_FULL = Scale("pos-full", {p: shakespeare_config(block_size=64, positions=p, n_positions=256)
                               for p in POS_SCHEMES},
                  replace(SHAKESPEARE_FULL, eval_every=0, weight_decay=0.0, eval_lengths=POS_LENGTHS),
-                 seeds=seeds(0, 1, 2), ci=False)
+                 seeds=seeds(0, 1, 2), ci=False, family="positions")
 # CI: 2 blocks at d 64, batch 16, 600 steps at 3e-3.
 POS_CI = Scale("pos-ci", {p: shakespeare_config(block_size=64, d_model=64, n_layer=2, positions=p,
                                                 n_positions=256) for p in POS_SCHEMES},

@@ -9,8 +9,8 @@ import pytest
 
 from claims.diagnosis import Axis, Grid, diagnose, vary
 from claims.grids import GRIDS
-from claims.scales import LADDER_CI, Scale
-from claims.verdict import erratum_kind, headline_records, headline_value
+from claims.scales import LADDER_CI, Runs, Scale
+from claimcheck.verdict import erratum_kind, headline_records, headline_value
 
 pytestmark = pytest.mark.fast
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,6 +103,15 @@ class _Stub:
         return {"a": [{"seed": s, "val_ppl": v, "train_ppl": v, "curve": {"val_ppl": [v + 1, v]}, "trace": None,
                        "val_ppl_at_length": {}, "wall_s": 1.0, "device": "cpu", "evidence": "H200, 2026-12-02"}
                       for s, v in zip(self.seeds, self._vals)]}
+
+
+@pytest.fixture(autouse=True)
+def _stubs_read_their_own_records(monkeypatch):
+    """A _Stub point is read from its own records, never from fixtures/evidence/."""
+    from claims import evidence
+    real = evidence.recorded_runs
+    monkeypatch.setattr(evidence, "recorded_runs", lambda scale: Runs(scale, scale._recorded, scale._recorded_seeds())
+                        if isinstance(scale, _Stub) else real(scale))
 
 
 def _rule(runs, checkpoint="final"):
@@ -208,7 +217,13 @@ def test_the_errata_row_reads_only_the_headline_scale_and_skips_unjudged_records
 
 # ---- through the plugin --------------------------------------------------------------------------
 
-REGISTRY = '''[[claim]]
+REGISTRY = '''[[source]]
+id = "IT"
+file = "it.txt"
+title = "A text"
+language = "it"
+
+[[claim]]
 id = "X-01"
 source = "IT"
 section = "s"
@@ -251,7 +266,7 @@ def test_a_diagnosis_reaches_the_errata_and_never_changes_the_verdict(pytester, 
     pytester.makefile(".toml", claims=REGISTRY)
     pytester.makepyfile(test_sample=TESTS)
     pytester.makeini("[pytest]\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n")
-    r = pytester.runpytest("-p", "claims.report", "--claims-registry", "claims.toml", "--claims-report-dir", "out",
+    r = pytester.runpytest("--claims-registry", "claims.toml", "--claims-report-dir", "out", "--runslow",
                            "-p", "no:cacheprovider")
     r.assert_outcomes(passed=1, failed=1, xfailed=1)  # the diagnosis naming another claim is refused
     r.stdout.fnmatch_lines(["*ValueError: claim_diagnosis('Y-02')*"])

@@ -4,6 +4,7 @@ current configurations, and reproduced by the current code in its first steps.
 These test our own records, not the document: no claim marker. The claims' full-scale tests
 read the records through ``claims.scales.Scale.runs`` when there is no CUDA device.
 """
+import functools
 import json
 from dataclasses import replace
 
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 from claims import evidence
-from claims.scales import Runs, Scale, seeds
+from claims.env import seeds
+from claims.scales import Runs, Scale
 from experiments.train import FIRST_LOSSES
 
 RECORDS = evidence.record_paths()  # the families' own records, then their grid points' (explore/)
@@ -110,12 +112,12 @@ def test_a_tampered_record_on_disk_fails_its_full_scale_test_naming_the_field(tm
     out.parent.mkdir(parents=True)
     out.write_text(json.dumps(rec))
     scale = evidence.scale_of(rec["family"])
-    runs = Runs(scale, scale._recorded, (rec["seed"],))
+    runs = Runs(scale, functools.partial(evidence.read, scale), (rec["seed"],))
     with pytest.raises(pytest.fail.Exception, match=r"breaks the evidence schema: result\.val_ppl: a finite perplexity"):
         runs.val(rec["arm"])
     out.write_text("{not json")
     with pytest.raises(pytest.fail.Exception, match="is not JSON"):
-        Runs(scale, scale._recorded, (rec["seed"],)).val(rec["arm"])
+        Runs(scale, functools.partial(evidence.read, scale), (rec["seed"],)).val(rec["arm"])
 
 
 # ---- replay: the committed numbers come from this code and this configuration ----------------
@@ -164,7 +166,7 @@ def test_every_full_scale_family_runs_from_config_to_record_to_judge(family, tmp
     monkeypatch.setattr(evidence, "EVIDENCE", tmp_path)
     written = evidence.run(f"smoke-{family}", [0], device="cpu", log=lambda *_: None)
     assert len(written) == len(smoke.arms)
-    runs = Runs(smoke, smoke._recorded, smoke._recorded_seeds())
+    runs = evidence.recorded_runs(smoke)
     assert runs.seeds == (0,)
     for arm in smoke.arms:
         t = smoke.trains.get(arm, smoke.train)
@@ -183,7 +185,7 @@ def test_every_full_scale_family_runs_from_config_to_record_to_judge(family, tmp
 def test_an_arm_without_evidence_skips_naming_the_command(tmp_path, monkeypatch):
     monkeypatch.setattr(evidence, "EVIDENCE", tmp_path)
     scale = evidence.scale_of("ladder")
-    runs = Runs(scale, scale._recorded, scale._recorded_seeds())
+    runs = evidence.recorded_runs(scale)
     first = scale.seeds[0]  # 0, shifted by CLAIMS_SEED_OFFSET
     with pytest.raises(pytest.skip.Exception, match=rf"no full-scale evidence for ladder-full/mean seed {first}\b.*"
                                                      r"python -m claims.evidence run --family ladder"):

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from claims import render
-from claims.registry import load_registry
-from claims.suite import read
+from claimcheck import report as render
+from claimcheck.registry import load_registry
+from claimcheck.suite import read
 
 pytestmark = pytest.mark.fast
 

@@ -6,9 +6,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from claims import render
-from claims.html import page
-from claims.registry import Claim
+from claimcheck import report as render
+from claimcheck.html import page
+from claimcheck.registry import Claim
 
 pytestmark = pytest.mark.fast
 

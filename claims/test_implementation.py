@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from claims.marks import diverges
+from claimcheck import diverges
 from model import MultiHeadAttention, causal_mask
 
 

@@ -4,7 +4,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from model import GPT, ladder
+from model import GPT
+from experiments.configs import ladder
 from model.params import config_params, count
 from claims.rules import inside, mean_interval
 

@@ -6,7 +6,8 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model import GPT, GPTConfig, additive_mask, averaging_matrix, causal_mask, ladder
+from model import GPT, GPTConfig, additive_mask, averaging_matrix, causal_mask
+from experiments.configs import ladder
 
 pytestmark = pytest.mark.fast
 

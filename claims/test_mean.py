@@ -6,8 +6,9 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model import GPT, averaging_matrix, ladder
-from claims.marks import diverges
+from model import GPT, averaging_matrix
+from experiments.configs import ladder
+from claimcheck import diverges
 
 
 shapes = dict(T=st.integers(2, 64), d=st.integers(1, 32), seed=st.integers(0, 2**31 - 1))

@@ -5,8 +5,9 @@ import torch
 import torch.nn as nn
 from scipy import stats
 
-from model import GPT, MLP, Block, MultiHeadAttention, shakespeare_config
-from claims.marks import diverges
+from model import GPT, MLP, Block, MultiHeadAttention
+from experiments.configs import shakespeare_config
+from claimcheck import diverges
 from claims.rules import MOST, inside, mean_interval, most_starts, rate_text
 
 

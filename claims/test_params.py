@@ -4,7 +4,8 @@ from fractions import Fraction
 import pytest
 import torch
 
-from model import GPT, GPTConfig, gpt2_small_config, shakespeare_config, tiny_lab_config
+from model import GPT, GPTConfig, gpt2_small_config
+from experiments.configs import shakespeare_config, tiny_lab_config
 from model.params import (attention_params, breakdown, count, gpt2_block_params, gpt2_small_table,
                           layernorm_params, mlp_params)
 

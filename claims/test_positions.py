@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from model import GPT, GPTConfig, MultiHeadAttention
 from model.positional import RoPE, alibi_slopes, build_positional, sinusoid_table
-from claims.marks import diverges
+from claimcheck import diverges
 
 
 seeds = st.integers(0, 2**31 - 1)

@@ -5,12 +5,25 @@ from pathlib import Path
 
 import pytest
 
-from claims.registry import SOURCES, RegistryError, load_registry
-from claims.report import collected_claims, registry_of
+from claimcheck.registry import RegistryError, load_registry
+from claimcheck.plugin import collected_claims, registry_of
 
 pytestmark = pytest.mark.fast
 
 ROOT = Path(__file__).resolve().parents[1]
+HEAD = '''[[source]]
+id = "IT"
+file = "it.txt"
+title = "t"
+language = "it"
+
+[[source]]
+id = "PL"
+file = "pl.txt"
+title = "t"
+language = "pl"
+
+'''
 GOOD = '''[[claim]]
 id = "X-01"
 source = "IT"
@@ -44,11 +57,11 @@ def test_the_registry_quotes_are_verbatim_from_the_chapters(request):
     sums = {name: digest for digest, name in (line.split() for line in (
         ROOT / "fixtures" / "chapters" / "SHA256SUMS").read_text(encoding="utf-8").splitlines())}
     text = {}
-    for source, rel in SOURCES.items():
-        data = (ROOT / rel).read_bytes()
-        if hashlib.sha256(data).hexdigest() != sums.get(Path(rel).name):
-            pytest.fail(f"{rel}: its sha256 does not match fixtures/chapters/SHA256SUMS", pytrace=False)
-        text[source] = re.sub(r"\s+", " ", data.decode("utf-8"))
+    for sid, source in registry_of(request.config).sources.items():
+        data = source.path.read_bytes()
+        if hashlib.sha256(data).hexdigest() != sums.get(source.path.name):
+            pytest.fail(f"{source.file}: its sha256 does not match fixtures/chapters/SHA256SUMS", pytrace=False)
+        text[sid] = re.sub(r"\s+", " ", data.decode("utf-8"))
     for c in registry_of(request.config).values():
         for part in c.quote.split(" […] "):
             assert re.sub(r"\s+", " ", part) in text[c.source], c.id
@@ -63,7 +76,7 @@ def test_the_registry_quotes_are_verbatim_from_the_chapters(request):
 ])
 def test_a_malformed_registry_names_the_entry_in_one_line(tmp_path, text, message):
     path = tmp_path / "claims.toml"
-    path.write_text(text, encoding="utf-8")
+    path.write_text(HEAD + text, encoding="utf-8")
     with pytest.raises(RegistryError) as e:
         load_registry(path)
     assert message in str(e.value) and "\n" not in str(e.value)
@@ -91,7 +104,7 @@ def test_a_missing_registry_says_where_it_looked(tmp_path):
 ])
 def test_each_malformation_has_its_own_message(tmp_path, text, message):
     path = tmp_path / "claims.toml"
-    path.write_text(text, encoding="utf-8")
+    path.write_text(HEAD + text, encoding="utf-8")
     with pytest.raises(RegistryError) as e:
         load_registry(path)
     assert str(e.value) == message
@@ -99,7 +112,7 @@ def test_each_malformation_has_its_own_message(tmp_path, text, message):
 
 def test_a_well_formed_registry_loads_in_file_order_with_its_quotes_joined(tmp_path):
     path = tmp_path / "claims.toml"
-    path.write_text(GOOD.replace('kind = "exact"', 'kind = "exact+numeric"').replace('quote = "q"', 'quote = "one quote"')
+    path.write_text(HEAD + GOOD.replace('kind = "exact"', 'kind = "exact+numeric"').replace('quote = "q"', 'quote = "one quote"')
                     + 'full_tier = "gpu"\n'
                     + GOOD.replace("X-01", "X-02").replace('quote = "q"', 'quote = ["first part", "second – part"]')
                     .replace('kind = "exact"', 'kind = "descriptive"').replace('tier = "fast"', 'tier = "none"')
@@ -114,14 +127,14 @@ def test_a_well_formed_registry_loads_in_file_order_with_its_quotes_joined(tmp_p
 
 
 def _suite():
-    from claims.suite import read
-    return read(ROOT, ["claims"])
+    from claimcheck.suite import read
+    return read(ROOT, ["claims", "tests"])
 
 
 def test_the_registry_tiers_agree_with_the_test_markers(request):
     """tier: the cheapest tier of a test naming the claim; full_tier: the tier of its tests at
     the document's full configuration, where that differs. One source: the markers."""
-    from claims.marks import DEFAULT_SCALE, TIERS
+    from claimcheck.marks import DEFAULT_SCALE, TIERS
     order = list(TIERS)
     naming = {}
     for t in _suite():
@@ -135,7 +148,7 @@ def test_the_registry_tiers_agree_with_the_test_markers(request):
                 wrong.append(f"{c.id}: no test names it, so its tier is 'none', not {c.tier!r}")
             continue
         cheapest = min((t.tiers[0] for t in tests), key=order.index)
-        full = [t.tiers[0] for t in tests if (t.scale or DEFAULT_SCALE[t.tiers[0]]) == "full"]
+        full = [t.tiers[0] for t in tests if (t.scale or DEFAULT_SCALE.get(t.tiers[0])) == "full"]
         full_tier = max(full, key=order.index) if full else None
         full_tier = None if full_tier == cheapest else full_tier
         if (c.tier, c.full_tier) != (cheapest, full_tier):
@@ -146,7 +159,7 @@ def test_the_registry_tiers_agree_with_the_test_markers(request):
 def test_every_test_has_one_tier_and_every_divergence_is_strict_and_for_assertions_only():
     """The plugin refuses these at collection; this reads the source, so a file that no run
     collects is checked too."""
-    from claims.marks import SCALES
+    from claimcheck.marks import SCALES
     tests = _suite()
     assert len(tests) > 200
     assert not [t.name for t in tests if len(t.tiers) != 1]
@@ -154,5 +167,5 @@ def test_every_test_has_one_tier_and_every_divergence_is_strict_and_for_assertio
     assert not [t.name for t in tests if t.claims and t.tiers == ("slow",) and t.scale is None]
     loose = [f"{t.path}::{t.name}" for t in tests for x in t.xfails
              if x.get("strict") != "True" or x.get("raises") != "AssertionError"]
-    assert not loose, f"xfail that is not claims.marks.diverges (strict, raises=AssertionError): {loose}"
+    assert not loose, f"xfail that is not claimcheck.diverges (strict, raises=AssertionError): {loose}"
     assert any(t.xfails for t in tests)  # the scan sees the divergences it is meant to check

@@ -4,12 +4,28 @@ from pathlib import Path
 
 import pytest
 
-from claims.report import main as report_main
+from claimcheck.cli import main as report_main
 
 
 ROOT = Path(__file__).resolve().parents[1]
 
-REGISTRY = "\n".join(f'''[[claim]]
+IDS = ["P-01", "F-01", "X-01", "S-01", "U-01", "D-01", "M-01", "G-01", "C-01"]
+SOURCES = '''[[source]]
+id = "IT"
+file = "it.txt"
+title = "The first text"
+language = "it"
+
+[[source]]
+id = "PL"
+file = "pl.txt"
+title = "The second text"
+language = "pl"
+
+'''
+# each claim's quote is a sentence of its source
+TEXTS = {"it": " ".join(f"The quote of {cid}." for cid in IDS if cid != "F-01"), "pl": "The quote of F-01."}
+REGISTRY = SOURCES + "\n".join(f'''[[claim]]
 id = "{cid}"
 source = "{'PL' if cid == 'F-01' else 'IT'}"
 section = "s{cid[0]}"
@@ -94,6 +110,7 @@ EXPECTED = {"P-01": "holds", "F-01": "fails", "X-01": "diverges", "S-01": "not-r
 def scratch(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # xdist workers import the plugin too
     pytester.makefile(".toml", claims=REGISTRY)
+    pytester.makefile(".txt", **TEXTS)
     pytester.makepyfile(test_sample=TESTS)
     pytester.makeini("[pytest]\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n")
     return pytester
@@ -101,8 +118,8 @@ def scratch(pytester, monkeypatch):
 
 def _run(p, *args, subprocess=False):
     run = p.runpytest_subprocess if subprocess else p.runpytest  # in-process: no interpreter start-up
-    result = run("-p", "claims.report", "--claims-registry", "claims.toml",
-                                    "--claims-report-dir", "out", "-p", "no:cacheprovider", *args)
+    result = run("--claims-registry", "claims.toml", "--runslow",
+                 "--claims-report-dir", "out", "-p", "no:cacheprovider", *args)
     doc = json.loads((p.path / "out" / "claims.json").read_text(encoding="utf-8"))
     return result, doc
 
@@ -115,11 +132,11 @@ def _statuses(doc):
 def test_each_claim_gets_exactly_one_verdict(scratch):
     result, doc = _run(scratch)
     assert _statuses(doc) == EXPECTED
-    assert set(doc) >= {"generated", "commit", "torch", "device", "tiers", "summary", "claims"}
+    assert set(doc) >= {"generated", "commit", "info", "tiers", "scales", "sources", "summary", "claims"}
     keys = {"id", "source", "section", "quote", "statement", "expected", "measured", "tolerance",
-            "tier", "status", "scale", "reason", "scales", "tests"}
+            "tier", "status", "scale", "reason", "scales", "tests", "headline"}
     assert all(set(c) == keys | {"records"} for c in doc["claims"])  # "diagnosis" only where a grid reported one
-    assert doc["summary"] == {"holds": 3, "fails": 2, "diverges": 1, "not-run": 1, "untested": 1,
+    assert doc["summary"] == {"holds": 3, "fails": 2, "diverges": 1, "suspect": 0, "not-run": 1, "untested": 1,
                               "descriptive": 1}
     by = {c["id"]: c for c in doc["claims"]}
     assert by["F-01"]["measured"] == 3.0 and by["F-01"]["expected"] == 7.26
@@ -173,15 +190,15 @@ def test_runs_merge_into_one_report(scratch, tmp_path):
 
 @pytest.mark.fast
 def test_an_unknown_claim_id_is_flagged(scratch):
-    scratch.makepyfile(test_unknown='import pytest\n@pytest.mark.claim("NOPE-99")\ndef test_x():\n    pass\n')
+    scratch.makepyfile(test_unknown='import pytest\n@pytest.mark.fast\n@pytest.mark.claim("NOPE-99")\ndef test_x():\n    pass\n')
     result, doc = _run(scratch)
     result.stdout.fnmatch_lines(["*UNKNOWN*NOPE-99*"])
 
 
 @pytest.mark.fast
 def test_a_malformed_registry_stops_collection_with_one_line(scratch):
-    scratch.makefile(".toml", claims=REGISTRY + REGISTRY.split("\n\n")[0] + "\n")
-    result = scratch.runpytest("-p", "claims.report", "--claims-registry", "claims.toml")
+    scratch.makefile(".toml", claims=REGISTRY + REGISTRY[REGISTRY.index("[[claim]]"):].split("\n\n")[0] + "\n")
+    result = scratch.runpytest("--claims-registry", "claims.toml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*claims.toml: claim #10 (P-01) is registered twice*"])
 
@@ -222,7 +239,7 @@ def test_a_crash_in_a_divergence_test_fails_the_claim(scratch):
 
 MORE = '''
 import pytest
-from claims.marks import diverges
+from claimcheck import diverges
 
 @pytest.fixture
 def broken():
@@ -256,16 +273,16 @@ def test_an_assertion_in_setup_or_pytest_xfail_is_never_a_divergence(scratch):
                                   "xfail(strict=True, raises=Exception, reason='r')"])
 def test_an_xfail_that_is_not_a_strict_assertion_divergence_stops_collection(scratch, mark):
     scratch.makepyfile(test_loose=f"import pytest\n@pytest.mark.fast\n@pytest.mark.{mark}\ndef test_x():\n    assert 0\n")
-    result = scratch.runpytest("-p", "claims.report", "--claims-registry", "claims.toml", "test_loose.py")
+    result = scratch.runpytest("--claims-registry", "claims.toml", "test_loose.py")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*test_x: an xfail here must be claims.marks.diverges*"])
+    result.stderr.fnmatch_lines(["*test_x: an xfail here must be claimcheck.diverges*"])
 
 
 @pytest.mark.fast
 def test_a_slow_claim_test_without_a_scale_stops_collection(scratch):
     scratch.makepyfile(test_noscale='import pytest\n@pytest.mark.slow\n@pytest.mark.claim("X-01")\n'
                                     'def test_x():\n    pass\n')
-    result = scratch.runpytest("-p", "claims.report", "--claims-registry", "claims.toml", "test_noscale.py")
+    result = scratch.runpytest("--claims-registry", "claims.toml", "test_noscale.py")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*test_x: a slow-tier test that names a claim declares its scale*"])
 
@@ -366,7 +383,7 @@ def test_diff_lists_the_claims_judged_differently_and_why(scratch, tmp_path, cap
 
 PROGRESS = '''
 import pytest
-from claims.progress import tracker
+from claimcheck.progress import tracker
 
 @pytest.mark.fast
 def test_trains():
@@ -384,7 +401,7 @@ def test_training_progress_reaches_the_terminal_and_the_report(scratch, monkeypa
     result.stdout.fnmatch_lines(["*[[]train[]] fam/arm/seed0 * step      1/3 *",
                                  "*[[]train[]] fam/arm/seed0 * done: 3 steps in * s"])
     assert [t["label"] for t in doc["runs"][0]["training"]] == ["fam/arm/seed0"]
-    assert "done: 3 steps" in (scratch.path / "out" / "progress.log").read_text()
+    assert "done: 3 steps" in (scratch.path / "out" / "runs" / doc["runs"][0]["run"] / "progress.log").read_text()
     assert "## Training runs" in (scratch.path / "out" / "claims.md").read_text()
 
 

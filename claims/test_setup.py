@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from model import shakespeare_config
+from experiments.configs import shakespeare_config
 from experiments.data import split
 from experiments.train import SHAKESPEARE_FULL
-from claims.marks import no_corpus
+from claims.env import no_corpus
 
 
 CHARS, TOKENS = 1_115_394, 459_760  # the document's figures

@@ -9,9 +9,10 @@ import pytest
 import torch
 from scipy import stats
 
-from model import GPT, capture_attention, sqrt_dk_config
+from model import GPT, capture_attention
+from experiments.configs import sqrt_dk_config
 from model.metrics import effective_tokens, entropy, softmax_trace
-from claims.marks import diverges
+from claimcheck import diverges
 
 
 WIDTHS = (4, 16, 64, 256, 1024)

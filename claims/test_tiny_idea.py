@@ -5,10 +5,11 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model import GPT, causal_mask, tiny_lab_config
+from model import GPT, causal_mask
+from experiments.configs import tiny_lab_config
 from model.metrics import perplexity
 from experiments.polish import ALPHABET, POLISH_LETTERS
-from claims.marks import no_corpus
+from claims.env import no_corpus
 
 pytestmark = pytest.mark.fast
 

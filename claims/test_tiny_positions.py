@@ -4,7 +4,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model import GPT, averaging_matrix, tiny_lab_config
+from model import GPT, averaging_matrix
+from experiments.configs import tiny_lab_config
 
 seeds = st.integers(0, 2**31 - 1)
 

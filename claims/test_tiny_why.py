@@ -2,9 +2,11 @@
 import pytest
 import torch
 
-from model import GPT, tiny_lab_config
+from model import GPT
+from experiments.configs import tiny_lab_config
 from model.params import breakdown, count
-from claims.marks import diverges, no_corpus
+from claimcheck import diverges
+from claims.env import no_corpus
 
 
 # The per-tensor breakdown of the canonical 4,626-weight model (catalogue C39). Other

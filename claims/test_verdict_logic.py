@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from claims.verdict import (_short, _value, claim_verdict, diff, figures, headline_text,
+from claimcheck.verdict import (_short, _value, claim_verdict, diff, figures, headline_text,
                             lower_scale_divergences, merge_test, pins, scale_of, scale_verdict,
                             unknown_ids, verdicts)
 

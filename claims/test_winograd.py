@@ -10,7 +10,7 @@ from model import GPT
 from experiments.winograd import (ADJ_AT, ADJECTIVES, CROSSED, CROSSER, NOUNS, QUERY_AT, REF_AT, X_AT, Y_AT,
                             Example, all_fixed_sentences, fixed_task, format_row,
                             leaky_task, model_config)
-from claims.marks import diverges
+from claimcheck import diverges
 from claims.rules import MOST, most_starts, rate_text
 from claims.scales import WINOGRAD
 

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from model.gpt import tiny_lab_config
+from experiments.configs import tiny_lab_config
 from model.stack import Stack
 from .ngram import NGram
 from .polish import ALPHABET, Excerpt

@@ -5,10 +5,10 @@ Parts to whole: ``mask`` -> ``positional`` -> ``attention`` -> ``blocks`` -> ``g
 """
 from .attention import LearnedMixing, MultiHeadAttention, UniformMean, attend
 from .blocks import MLP, Block
-from .gpt import GPT, GPTConfig, gpt2_small_config, ladder, shakespeare_config, sqrt_dk_config, tiny_lab_config
+from .gpt import GPT, GPTConfig, gpt2_small_config
 from .attention_maps import capture_attention
 from .mask import additive_mask, averaging_matrix, causal_mask
 
 __all__ = ["GPT", "GPTConfig", "MLP", "Block", "MultiHeadAttention", "UniformMean", "LearnedMixing",
            "attend", "capture_attention", "causal_mask", "additive_mask", "averaging_matrix",
-           "ladder", "shakespeare_config", "gpt2_small_config", "tiny_lab_config", "sqrt_dk_config"]
+           "gpt2_small_config"]

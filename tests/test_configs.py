@@ -6,7 +6,8 @@ import pytest
 import torch
 import torch.nn as nn
 
-from model import GPT, GPTConfig, gpt2_small_config, ladder, shakespeare_config, sqrt_dk_config, tiny_lab_config
+from model import GPT, GPTConfig, gpt2_small_config
+from experiments.configs import ladder, shakespeare_config, sqrt_dk_config, tiny_lab_config
 from model.attention import UniformMean
 from model.positional import ALiBi, LearnedPosition, NoPosition, RoPE
 

@@ -1,61 +1,95 @@
-"""The claimcheck pytest plugin: the ``claim`` marker, ``claim_record``/``claim_figure``
-fixtures, and a per-claim report written at the end of every run (xdist included).
+"""The claimcheck pytest plugin, loaded through its ``pytest11`` entry point.
 
-Merge the per-run files of several runs (fast here, slow there, gpu elsewhere) with::
+It is configured by the registry file and ini options, never by code:
 
-    python -m claims.report merge reports/runs/*.json --out reports
+    [tool.pytest.ini_options]            # or pytest.ini's [pytest]
+    claimcheck_registry = "claims.toml"  # the plugin is off in a project that names none
+    claimcheck_report_dir = "reports"
+    claimcheck_title = "Which claims of my chapter hold"
+    claimcheck_tiers = ["fast: seconds", "slow: minutes; needs --runslow"]
+    claimcheck_scales = ["analytic: no training", "ci (CI scale): reduced", "full (full scale): the text's"]
+
+Each test names its claims (``@pytest.mark.claim("ID")``), carries one tier marker, and records
+what it measured (``claim_record``). Every run writes its report into a folder of its own,
+``<report dir>/runs/<run>/``, and copies it to the report dir when it ends.
 """
-import argparse
 import datetime as _dt
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
-from importlib import metadata
+import uuid
 from pathlib import Path
 
 import pytest
 
-from . import progress, render
-from .marks import DEFAULT_SCALE, SCALES, TIERS, is_divergence_mark
+from . import fingerprint, progress, report
+from .marks import is_divergence_mark, settings_from_ini
 from .registry import RegistryError, load_registry
 from .suite import claims_named
-from .verdict import SCALE_WORDS, diff, merge_test, tiers_run, unknown_ids
+from .verdict import unknown_ids
 
 _KEY = pytest.StashKey["ClaimReporter"]()
+RUN_ENV = "CLAIMCHECK_RUN_DIR"  # set by the controlling process; xdist workers inherit it
+
+
+def pytest_addhooks(pluginmanager):
+    from . import hooks
+    pluginmanager.add_hookspecs(hooks)
 
 
 def pytest_addoption(parser):
     g = parser.getgroup("claimcheck")
+    g.addoption("--runslow", action="store_true", default=False,
+                help="also run the tiers that claimcheck_slow_tiers names (training claims)")
     g.addoption("--claims-registry", default=None,
-                help="the claim registry (default: fixtures/claims.toml under the rootdir)")
+                help="the claim registry (default: the claimcheck_registry ini option)")
     g.addoption("--claims-report-dir", default=None,
-                help="where the report is written (default: reports/ under the rootdir)")
+                help="where the report is written (default: the claimcheck_report_dir ini option)")
     g.addoption("--no-claims-report", action="store_true", help="write no report")
+    parser.addini("claimcheck_registry", "the claim registry, relative to the rootdir; no registry, no plugin")
+    parser.addini("claimcheck_report_dir", "where the report is written, relative to the rootdir", default="reports")
+    parser.addini("claimcheck_title", "the report's title", default="Which claims hold")
+    parser.addini("claimcheck_tiers", "tiers, cheapest first: 'name: what it runs'", type="linelist")
+    parser.addini("claimcheck_scales", "scales, lowest first: 'name (words): what it means'", type="linelist")
+    parser.addini("claimcheck_default_scales", "the scale a tier's test measures at: 'tier: scale'",
+                  type="linelist")
+    parser.addini("claimcheck_slow_tiers", "tiers that run only with --runslow", type="linelist")
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "claim(*ids): the catalogue claims this test proves")
+    root = Path(config.rootpath)
+    reg = config.getoption("--claims-registry") or config.getini("claimcheck_registry")
+    if not reg:  # installed, but this project keeps no registry: stay out of the way
+        return
+    settings = settings_from_ini(config)
+    config.addinivalue_line("markers", "claim(*ids): the registry's claims this test proves")
     config.addinivalue_line("markers", "diagnosis(id): the test reports the claim's diagnosis grid; "
                             "it never changes the claim's verdict")
-    config.addinivalue_line("markers", "scale(name): the scale the test measures at: "
-                            + ", ".join(SCALES) + " (fast tests default to analytic, gpu to full)")
-    root = Path(config.rootpath)
-    reg_path = Path(config.getoption("--claims-registry") or root / "fixtures" / "claims.toml")
+    config.addinivalue_line("markers", "scale(name): the scale the test measures at: " + ", ".join(settings.scales))
+    for tier, doc in settings.tiers.items():
+        config.addinivalue_line("markers", f"{tier}: {doc}")
     try:
-        registry = load_registry(reg_path)
+        registry = load_registry(root / reg, tuple(settings.tiers))
     except RegistryError as e:
         raise pytest.UsageError(str(e)) from None
-    outdir = Path(config.getoption("--claims-report-dir") or root / "reports")
-    reporter = ClaimReporter(config, registry, outdir)
+    outdir = root / (config.getoption("--claims-report-dir") or config.getini("claimcheck_report_dir"))
+    reporter = ClaimReporter(config, registry, outdir, settings)
     config.stash[_KEY] = reporter
     config.pluginmanager.register(reporter, "claimcheck-reporter")
-    progress.register(config, outdir)
+    progress.register(config, reporter.run_dir)
 
 
 def registry_of(config):
     return config.stash[_KEY].registry
+
+
+def run_dir(config) -> Path:
+    """The folder this run writes into (figures, pins' values, progress), moved whole into
+    the report dir's ``runs/`` when the run ends."""
+    return config.stash[_KEY].run_dir
 
 
 def collected_claims(config) -> dict[str, list[str]]:
@@ -126,7 +160,7 @@ def claim_figure(request):
     matplotlib is optional: without it the figure is skipped and the test goes on.
     """
     names = set(_claims_of(request.node)) | {cid for m in request.node.iter_markers("diagnosis") for cid in m.args}
-    outdir = request.config.stash[_KEY].outdir
+    outdir = run_dir(request.config)
 
     def figure(claim_id, name, draw):
         if claim_id not in names:
@@ -153,26 +187,31 @@ def claim_figure(request):
 
 
 def _tier(item) -> str:
-    tiers = [t for t in TIERS if item.get_closest_marker(t)]
+    tiers = [t for t in item.config.stash[_KEY].settings.tiers if item.get_closest_marker(t)]
     return tiers[0] if len(tiers) == 1 else "?"
 
 
 def _scale(item) -> str | None:
     mark = item.get_closest_marker("scale")
-    return mark.args[0] if mark and mark.args else DEFAULT_SCALE.get(_tier(item))
+    return item.config.stash[_KEY].settings.scale_of(_tier(item), mark.args[0] if mark and mark.args else None)
 
 
 def _check_item(item) -> str | None:
-    """What is wrong with how a test declares its verdict, in one line, or None."""
+    """What is wrong with how a test declares its tier and verdict, in one line, or None."""
+    settings = item.config.stash[_KEY].settings
+    tiers = [t for t in settings.tiers if item.get_closest_marker(t)]
+    if len(tiers) != 1:
+        return (f"{item.nodeid}: a test carries exactly one tier marker ({', '.join(settings.tiers)}); "
+                f"it has {', '.join(tiers) or 'none'}")
     mark = item.get_closest_marker("scale")
-    if mark is not None and (len(mark.args) != 1 or mark.args[0] not in SCALES):
-        return f"{item.nodeid}: scale must be one of {', '.join(SCALES)}, got {mark.args}"
-    if _claims_of(item) and _tier(item) == "slow" and _scale(item) is None:
+    if mark is not None and (len(mark.args) != 1 or mark.args[0] not in settings.scales):
+        return f"{item.nodeid}: scale must be one of {', '.join(settings.scales)}, got {mark.args}"
+    if _claims_of(item) and _scale(item) is None:
         return (f"{item.nodeid}: a {_tier(item)}-tier test that names a claim declares its scale "
-                f"(@pytest.mark.scale(...): {', '.join(SCALES)})")
+                f"(@pytest.mark.scale(...): {', '.join(settings.scales)})")
     for m in item.iter_markers("xfail"):
         if not is_divergence_mark(m):
-            return (f"{item.nodeid}: an xfail here must be claims.marks.diverges(reason) "
+            return (f"{item.nodeid}: an xfail here must be claimcheck.diverges(reason) "
                     "(strict, raises=AssertionError): only a failed assertion is a divergence")
     return None
 
@@ -204,27 +243,26 @@ def _git_commit(root: Path) -> str:
         return "unknown"
 
 
-def _device() -> str:
-    forced = os.environ.get("CLAIMS_DEVICE")
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available() and forced != "cpu":
-        return f"cuda ({torch.cuda.get_device_name(0)})"
-    return forced or "cpu"
-
-
-def _version(dist) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
+def _run_id() -> str:
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{now}-{os.getpid()}-{uuid.uuid4().hex[:4]}"  # two runs in one second and process differ
 
 
 class ClaimReporter:
-    def __init__(self, config, registry, outdir: Path):
-        self.config, self.registry, self.outdir = config, registry, outdir
+    def __init__(self, config, registry, outdir: Path, settings):
+        self.config, self.registry, self.outdir, self.settings = config, registry, outdir, settings
         self.tests: dict[str, dict] = {}
         self.is_worker = hasattr(config, "workerinput")
         self.doc = None
+        self.notes: list[str] = []
+        if self.is_worker and os.environ.get(RUN_ENV):
+            self.run_dir = Path(os.environ[RUN_ENV])
+        else:  # the controlling process, or a pytest run inside a test: a run of its own
+            self.run_dir = outdir / "runs" / _run_id()
+            previous = os.environ.get(RUN_ENV)
+            os.environ[RUN_ENV] = str(self.run_dir)  # before xdist starts its workers
+            config.add_cleanup(lambda: os.environ.pop(RUN_ENV, None) if previous is None
+                               else os.environ.__setitem__(RUN_ENV, previous))
 
     # -- collection: every test and its claims, deselected ones too --------------------
     @pytest.hookimpl(tryfirst=True)
@@ -232,7 +270,10 @@ class ClaimReporter:
         problems = [p for p in map(_check_item, items) if p]
         if problems:
             raise pytest.UsageError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+        need_slow = pytest.mark.skip(reason="slow tier: needs --runslow")
         for item in items:
+            if _tier(item) in self.settings.slow_tiers and not self.config.getoption("--runslow"):
+                item.add_marker(need_slow)
             self.tests[item.nodeid] = {"outcome": "not-reported", "reason": "collected but never run",
                                        "tier": _tier(item), "scale": _scale(item),
                                        "claims": _claims_of(item), "records": [], "figures": [], "pins": []}
@@ -314,33 +355,63 @@ class ClaimReporter:
         marked = any(is_divergence_mark(m) for m in item.iter_markers("xfail"))
         if call.when != "call" or not marked:
             where = "in setup" if call.when == "setup" else "in teardown" if call.when == "teardown" \
-                else "without claims.marks.diverges"
+                else "without claimcheck.diverges"
             rep.outcome = "failed"
             rep.claimcheck_note = f"an expected failure {where} is not a divergence: {rep.wasxfail or 'xfail'}"
             del rep.wasxfail
 
     # -- output ------------------------------------------------------------------------
+    def _texts(self) -> dict[str, str]:
+        texts = {}
+        for sid, source in self.registry.sources.items():
+            try:
+                texts[sid] = source.text()
+            except RegistryError as e:
+                self.notes.append(str(e))
+        return texts
+
+    def _suspects(self, texts) -> dict:
+        """The claims whose sentence changed since it was stamped; no stamps file, no check
+        but 'quote not found', and a note that says how to stamp."""
+        path = fingerprint.stamps_path(self.registry)
+        try:
+            stamps = fingerprint.load_stamps(path)
+        except ValueError as e:
+            raise pytest.UsageError(str(e)) from None
+        if stamps is None:
+            self.notes.append(f"no fingerprints in {path.name}: changed sentences cannot be flagged; "
+                              "run `claimcheck stamp` once the quotes are reviewed")
+        readable = {cid: c for cid, c in self.registry.items() if c.source in texts}
+        unstamped = [cid for cid in readable if stamps is not None and cid not in stamps]
+        if unstamped:
+            self.notes.append(f"{len(unstamped)} claim(s) never stamped ({', '.join(unstamped[:5])}): "
+                              "run `claimcheck stamp` once their quotes are reviewed")
+        sub = type(self.registry)(self.registry.path, self.registry.sources, readable)
+        return fingerprint.check(sub, texts, stamps)
+
     def _write(self):
         run = {
             "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "commit": _git_commit(Path(self.config.rootpath)),
-            "torch": _version("torch"),
-            "device": _device(),
-            "tiers": tiers_run(self.tests),
+            "tiers": [],
             "python": sys.version.split()[0],
             "args": " ".join(self.config.invocation_params.args),
+            "run": self.run_dir.name,
         }
+        info = {}
+        for part in self.config.hook.pytest_claimcheck_run_info(config=self.config):
+            info.update(part or {})
+        run["info"] = {k: str(v) for k, v in info.items()}
         root = Path(self.config.rootpath)
         suite = claims_named(root, self.config.getini("testpaths"))
-        run["training"] = progress.finished(self.outdir / "progress.log")
-        self.doc = render.build(self.registry, self.tests, [run], suite)
+        run["training"] = progress.finished(self.run_dir / "progress.log")
+        texts = self._texts()
+        self.doc = report.build(self.registry, self.tests, [run], suite, self.settings,
+                                self._suspects(texts), self.config.getini("claimcheck_title"))
+        self.doc["runs"][0]["tiers"] = self.doc["tiers"]
         try:
-            render.write(self.doc, self.outdir)
-            runs = self.outdir / "runs"
-            runs.mkdir(parents=True, exist_ok=True)
-            stamp = run["generated"].replace(":", "").replace("+0000", "Z")
-            (runs / f"run-{stamp}-{os.getpid()}.json").write_text(
-                json.dumps(self.doc, ensure_ascii=False, default=str), encoding="utf-8")
+            report.write(self.doc, self.run_dir, texts)
+            publish(self.run_dir, self.outdir)
         except OSError as e:
             self.doc["write_error"] = f"could not write the report to {self.outdir}: {e}"
 
@@ -349,77 +420,27 @@ class ClaimReporter:
             return
         tr = terminalreporter
         tr.section("claimcheck")
-        for line in render.terminal_lines(self.doc):
+        for line in report.terminal_lines(self.doc):
             tr.write_line(line)
         unknown = unknown_ids(self.registry, self.tests)
         for cid, nodes in unknown.items():
             tr.write_line(f"  UNKNOWN   {cid} named by {nodes[0]} is not in the registry", red=True)
-        tr.write_line(self.doc.get("write_error") or f"report: {self.outdir}/index.html, claims.md, claims.json, badge.svg")
+        for note in self.notes:
+            tr.write_line(f"  note: {note}")
+        tr.write_line(self.doc.get("write_error") or
+                      f"report: {self.outdir}/index.html, claims.md, claims.json, badge.svg "
+                      f"(this run's own: {self.run_dir})")
 
 
-# ---- merging runs -------------------------------------------------------------------------
-
-def merge(paths, registry) -> dict:
-    """One report from several runs' claims.json files."""
-    tests, runs, suite = {}, [], set()
-    docs = sorted((_load(p) for p in paths), key=lambda d: d.get("generated") or "")
-    for doc in docs:
-        if "tests" not in doc:
-            raise SystemExit("merge: a file has no 'tests' section; was it written by claimcheck?")
-        runs += doc.get("runs", [])
-        suite |= set(doc.get("suite", []))
-        for nodeid, t in doc["tests"].items():
-            tests[nodeid] = merge_test(tests.get(nodeid), t)
-    return render.build(registry, tests, runs, suite)
-
-
-def _load(path) -> dict:
-    path = Path(path)
-    if not path.is_file():
-        raise SystemExit(f"no such report file: {path}")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise SystemExit(f"{path} is not a claimcheck report (invalid JSON: {e})") from None
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m claims.report")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    m = sub.add_parser("merge", help="merge several runs' claims.json into one report")
-    m.add_argument("files", nargs="+")
-    m.add_argument("--out", default="reports")
-    m.add_argument("--registry", default="fixtures/claims.toml")
-    d = sub.add_parser("diff", help="list the claims two reports judge differently, at any scale; exit 1 "
-                                    "when any does")
-    d.add_argument("a")
-    d.add_argument("b")
-    d.add_argument("--measured", action="store_true",
-                   help="exit 1 only when a scale both runs measured reads differently: for a run that "
-                        "cannot measure a scale, e.g. CLAIMS_SEED_OFFSET's seeds have no full-scale evidence")
-    args = ap.parse_args(argv)
-    if args.cmd == "diff":
-        a, b = _load(args.a), _load(args.b)
-        rows = diff(a, b)
-        words = lambda ss: ", ".join(SCALE_WORDS.get(s, s) for s in ss)  # noqa: E731
-        for r in rows:
-            why = (f"disagrees at {words(r['disagrees'])}" if r["disagrees"] else
-                   f"agrees wherever both measured; {words(r['one_run'])} measured in one run only")
-            print(f"{r['id']:10s} {r['a']:28s} -> {r['b']:28s} {why}")
-        disagree = [r for r in rows if r["disagrees"]]
-        print(f"{len(rows)} of {len(a['claims'])} claims differ between {args.a} and {args.b}: "
-              f"{len(disagree)} disagree at a scale both runs measured, {len(rows) - len(disagree)} only "
-              "where one run measured a scale the other did not")
-        raise SystemExit(1 if disagree or (rows and not args.measured) else 0)
-    try:
-        registry = load_registry(args.registry)
-    except RegistryError as e:
-        raise SystemExit(f"merge: {e}") from None
-    doc = merge(args.files, registry)
-    render.write(doc, Path(args.out))
-    print("\n".join(render.terminal_lines(doc)))
-    print(f"merged {len(args.files)} run(s) into {args.out}/claims.md")
-
-
-if __name__ == "__main__":
-    main()
+def publish(run_dir: Path, outdir: Path) -> None:
+    """Copy a finished run's report into the report dir, file by file, each one replaced
+    atomically: a reader never sees half a file, and two runs never share a file while they
+    run (each writes only into its own run dir)."""
+    for src in sorted(run_dir.rglob("*")):
+        if not src.is_file() or src.name == "progress.log":
+            continue
+        dest = outdir / src.relative_to(run_dir)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dest)

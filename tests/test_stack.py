@@ -13,7 +13,8 @@ import torch
 from claims.scales import DEPTH_CI, LADDER_CI, NORM_CI, POS_CI, SQRT_CI
 from experiments.train import fit, token_batches
 from experiments.winograd import fixed_task, model_config
-from model import GPT, tiny_lab_config
+from model import GPT
+from experiments.configs import tiny_lab_config
 from model.stack import Stack
 
 SEEDS = (0, 1)  # two are a stack; more cost time and test nothing new

@@ -1,9 +1,11 @@
 """Signs of life while the suite trains: one line per run when it starts and every ``EVERY_S``
 seconds (family/arm/seed, step, elapsed time), and one when it ends, with its wall time.
 
-Every process (xdist workers too) appends its lines to ``reports/progress.log``; the controlling
-process tails that file and writes each new line to the terminal, so ``-n 2`` shows them as well.
-The finished runs' wall times also go into the report (``claims.json`` "training").
+Every process (xdist workers too) appends its lines to ``progress.log`` in the run's own folder;
+the controlling process tails that file and writes each new line to the terminal, so ``-n 2``
+shows them as well. The finished runs' wall times also go into the report (``claims.json``
+"training"). The lines are a sign of life, not the work: a failure to write one (the folder was
+deleted, the disk is full) is dropped and never fails a test.
 """
 import os
 import re
@@ -24,8 +26,12 @@ def _write(line: str):
     if not path:  # outside pytest (a script): straight to stderr
         print(line, file=sys.stderr, flush=True)
         return
-    with open(path, "a", encoding="utf-8") as f:  # one short append per line: whole under O_APPEND
-        f.write(line + "\n")
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)  # the report folder may have been deleted
+        with open(path, "a", encoding="utf-8") as f:  # one short append per line: whole under O_APPEND
+            f.write(line + "\n")
+    except OSError:
+        pass
 
 
 def tracker(label: str, steps: int):
@@ -46,10 +52,12 @@ def tracker(label: str, steps: int):
 
 def finished(path: Path) -> list[dict]:
     """The runs a progress log saw end: {label, steps, wall_s}."""
-    if not path.is_file():
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
         return []
     return [{"label": m["label"], "steps": int(m["steps"]), "wall_s": float(m["wall"])}
-            for m in map(_DONE.match, path.read_text(encoding="utf-8").splitlines()) if m]
+            for m in map(_DONE.match, text.splitlines()) if m]
 
 
 class Tail:
@@ -91,14 +99,14 @@ class Tail:
         self._flush()
 
 
-def register(config, outdir: Path):
+def register(config, run_dir: Path):
     """In the controlling process (not in xdist workers, which only write, nor in a pytest run
-    inside a test, whose lines go to the outer log): start a fresh log and the tail."""
+    inside a test, whose lines go to the outer log): the run's own log, and the tail."""
     if hasattr(config, "workerinput") or config.option.collectonly or os.environ.get(ENV):
         return
-    path = outdir / "progress.log"
+    path = run_dir / "progress.log"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("", encoding="utf-8")
+    path.touch()
     os.environ[ENV] = str(path)  # before xdist starts its workers, so they inherit it
     config.pluginmanager.register(Tail(config, path), "claimcheck-progress")
     config.add_cleanup(lambda: os.environ.pop(ENV, None))

@@ -10,20 +10,23 @@ status is, in this order of precedence:
     not-run      some test that names it was skipped, deselected or never reported
     holds        every test that names it ran and passed
 
+Scales and tiers are the document's (``marks.Settings``); the defaults are analytic < ci < full.
+
 The claim's **headline** is ``fails`` if it fails at any scale; otherwise the status at the
 highest scale where it holds or diverges; otherwise ``not-run``. A claim no collected test
 names is ``not-run`` (not collected) when some test in the suite names it, ``descriptive``
-when the catalogue marks it untestable, and ``untested`` otherwise.
+when the catalogue marks it untestable, and ``untested`` otherwise. A claim whose quoted
+sentence changed since it was stamped (``fingerprint``) is ``suspect`` whatever its tests say:
+the verdict refers to a sentence that is no longer the same.
 """
 from collections import defaultdict
 
-from .marks import DEFAULT_SCALE, SCALES, TIERS
+from .marks import DEFAULT, Settings
 
-STATUSES = ("holds", "fails", "diverges", "not-run", "untested", "descriptive")
+STATUSES = ("holds", "fails", "diverges", "suspect", "not-run", "untested", "descriptive")
 RAN = ("passed", "failed", "error", "xfailed", "xpassed")
 _RANK = {"failed": 5, "error": 5, "xfailed": 4, "xpassed": 3, "passed": 3,
          "skipped": 2, "deselected": 1, "not-reported": 0}
-SCALE_WORDS = {"analytic": "analytic", "ci": "CI scale", "full": "full scale"}
 
 
 def _outcome(t: dict) -> str:
@@ -43,14 +46,14 @@ def merge_test(a: dict | None, b: dict) -> dict:
     return max(a, b, key=key)
 
 
-def tiers_run(tests: dict) -> list[str]:
+def tiers_run(tests: dict, settings: Settings = DEFAULT) -> list[str]:
     ran = {t["tier"] for t in tests.values() if t["outcome"] in RAN}
-    return [t for t in TIERS if t in ran]
+    return [t for t in settings.tiers if t in ran] + sorted(ran - set(settings.tiers))
 
 
-def scale_of(test: dict) -> str:
+def scale_of(test: dict, settings: Settings = DEFAULT) -> str:
     """The scale a test measured at; a record without one (an older run) gets its tier's."""
-    return test.get("scale") or DEFAULT_SCALE.get(test.get("tier")) or "ci"
+    return test.get("scale") or settings.default_scale.get(test.get("tier")) or ("ci" if "ci" in settings.scales else list(settings.scales)[-1])
 
 
 def _value(records, key):
@@ -94,7 +97,8 @@ def scale_verdict(tests: list[tuple[str, dict]]) -> tuple[str, str]:
     return "holds", f"{len(tests)} test{'s' * (len(tests) > 1)} passed{note}{evidence}"
 
 
-def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False) -> dict:
+def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
+                  settings: Settings = DEFAULT) -> dict:
     """The claim's headline ``status``, its ``scale`` and ``reason``, and ``scales``: the
     verdict at every scale some test measures it at."""
     if not tests:
@@ -107,9 +111,10 @@ def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False) 
         return {"status": status, "scale": None, "reason": reason, "scales": {}}
     at = defaultdict(list)
     for nodeid, t in tests:
-        at[scale_of(t)].append((nodeid, t))
+        at[scale_of(t, settings)].append((nodeid, t))
     scales = {}
-    for s in SCALES:
+    words = settings.words
+    for s in [*settings.scales, *sorted(set(at) - set(settings.scales))]:
         if at[s]:
             status, reason = scale_verdict(at[s])
             scales[s] = {"status": status, "reason": reason, "tests": [n for n, _ in at[s]]}
@@ -120,19 +125,25 @@ def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False) 
     elif ran:
         head = ran[-1]
     else:
-        reasons = "; ".join(f"{SCALE_WORDS[s]}: {v['reason']}" for s, v in scales.items())
+        reasons = "; ".join(f"{words.get(s, s)}: {v['reason']}" for s, v in scales.items())
         return {"status": "not-run", "scale": None, "reason": reasons, "scales": scales}
     return {"status": scales[head]["status"], "scale": head, "reason": scales[head]["reason"],
             "scales": scales}
 
 
-def headline_text(claim: dict) -> str:
-    """'holds (full scale); diverges at CI scale': the headline, then what other scales say."""
+def headline_text(claim: dict, words: dict | None = None) -> str:
+    """'holds (full scale); diverges at CI scale': the headline, then what other scales say.
+    A report's claims carry it as ``headline``."""
+    if claim.get("headline") and words is None:
+        return claim["headline"]
+    words = words or DEFAULT.words
+    if claim["status"] == "suspect":
+        return f"suspect (was {claim['was']})" if claim.get("was") else "suspect"
     if not claim.get("scale"):
         return claim["status"]
-    others = [f"{v['status']} at {SCALE_WORDS[s]}" for s, v in claim["scales"].items()
+    others = [f"{v['status']} at {words.get(s, s)}" for s, v in claim["scales"].items()
               if s != claim["scale"] and v["status"] != claim["status"]]
-    return "; ".join([f"{claim['status']} ({SCALE_WORDS[claim['scale']]})"] + others)
+    return "; ".join([f"{claim['status']} ({words.get(claim['scale'], claim['scale'])})"] + others)
 
 
 def lower_scale_divergences(claim: dict) -> list[str]:
@@ -195,9 +206,11 @@ def headline_value(claim: dict) -> tuple[object, object, str]:
         r.get("label") or ""
 
 
-def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset()) -> list[dict]:
+def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset(), settings: Settings = DEFAULT,
+             suspects: dict | None = None) -> list[dict]:
     """The report's ``claims`` list, in registry order. ``suite``: the claim IDs some test in
-    the whole suite names, collected in this run or not."""
+    the whole suite names, collected in this run or not. ``suspects``: claim ID -> ``{why, old,
+    new}`` for each claim whose sentence changed since it was stamped (``fingerprint.check``)."""
     naming = defaultdict(list)
     for nodeid, t in sorted(tests.items()):
         for cid in t["claims"]:
@@ -205,8 +218,8 @@ def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset()) -> list
     out, diag = [], diagnoses(tests)
     for c in registry.values():
         ts = naming.get(c.id, [])
-        v = claim_verdict(c, ts, in_suite=c.id in suite)
-        records = [dict(r, test=n, scale=scale_of(t)) for n, t in ts for r in t.get("records", [])
+        v = claim_verdict(c, ts, in_suite=c.id in suite, settings=settings)
+        records = [dict(r, test=n, scale=scale_of(t, settings)) for n, t in ts for r in t.get("records", [])
                    if r["claim"] == c.id]
         expected = _value(records, "expected")
         tolerances = list(dict.fromkeys(r["tolerance"] for r in records if r.get("tolerance")))
@@ -219,6 +232,11 @@ def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset()) -> list
         })
         if c.id in diag:
             out[-1]["diagnosis"] = dict(diag[c.id], **(erratum_kind(v["status"], diag[c.id]) or {}))
+        if (suspects or {}).get(c.id):
+            sus = suspects[c.id]
+            out[-1].update(status="suspect", was=v["status"], suspect=sus,
+                           reason=f"{sus['why']}; the tests said: {v['status']}: {v['reason']}")
+        out[-1]["headline"] = headline_text(out[-1], settings.words)
     return out
 
 
@@ -260,10 +278,13 @@ def diff(a: dict, b: dict) -> list[dict]:
     def heads(doc):
         return {c["id"]: c for c in doc["claims"]}
 
+    order = list(dict.fromkeys([*(a.get("scales") or DEFAULT.words), *(b.get("scales") or DEFAULT.words)]))
+    words = {**DEFAULT.words, **(b.get("scales") or {}), **(a.get("scales") or {})}
+
     def head(c):
         if c is None:
             return "absent"
-        return f"{c['status']}" + (f" ({SCALE_WORDS[c['scale']]})" if c.get("scale") else "")
+        return f"{c['status']}" + (f" ({words.get(c['scale'], c['scale'])})" if c.get("scale") else "")
 
     def status(c, s):
         st = (c.get("scales") or {}).get(s, {}).get("status")
@@ -276,9 +297,9 @@ def diff(a: dict, b: dict) -> list[dict]:
         if x is None or y is None:
             rows.append({"id": cid, "a": head(x), "b": head(y), "disagrees": ["registry"], "one_run": []})
             continue
-        both = [s for s in SCALES if status(x, s) and status(y, s)]
+        both = [s for s in order if status(x, s) and status(y, s)]
         disagrees = [s for s in both if status(x, s) != status(y, s)]
-        one_run = [s for s in SCALES if bool(status(x, s)) != bool(status(y, s))]
+        one_run = [s for s in order if bool(status(x, s)) != bool(status(y, s))]
         if head(x) != head(y) and not one_run:
             disagrees = disagrees or ["headline"]  # e.g. untested against descriptive
         if disagrees or head(x) != head(y):

@@ -1,0 +1,104 @@
+"""chapters/<source>.html: a source's own text with every quoted span highlighted in its claim's
+verdict colour. A span links to the claim's row in index.html (the row links back to
+``#q-<ID>``), and its hover gives the verdict, the document's value and ours."""
+import html
+import re
+
+from .fmt import fmt
+from .verdict import STATUSES, headline_value
+
+COLOURS = {"holds": ("#1a7f37", "#dafbe1"), "fails": ("#cf222e", "#ffebe9"), "diverges": ("#9a6700", "#fff8c5"),
+           "suspect": ("#8250df", "#fbefff"), "not-run": ("#59636e", "#eaeef2"),
+           "untested": ("#818b98", "#f6f8fa"), "descriptive": ("#0969da", "#ddf4ff")}
+
+
+def spans(text: str, claims: list[dict]) -> list[tuple[int, int, dict, int]]:
+    """(start, end, claim, part) of every quoted passage found in ``text``, at its first
+    occurrence; white space may differ between the quote and the text."""
+    out = []
+    for c in claims:
+        for i, part in enumerate(c["quote"].split(" […] ")):
+            pattern = r"\s+".join(map(re.escape, part.split()))
+            m = re.search(pattern, text) if pattern else None
+            if m:
+                out.append((m.start(), m.end(), c, i))
+    return out
+
+
+def _open(c: dict, part: int, cont: bool) -> str:
+    doc_v, ours, _ = headline_value(c)
+    hover = f"{c['id']}: {c.get('headline') or c['status']} · document: {fmt(doc_v)} · ours: {fmt(ours)}"
+    anchor = "" if cont or part else f' id="q-{html.escape(c["id"])}"'
+    tag = "" if cont else f'<a class="tag" href="../index.html#{html.escape(c["id"])}">{html.escape(c["id"])}</a>'
+    return (f'<mark{anchor} class="{c["status"]}{" cont" if cont else ""}" data-claim="{html.escape(c["id"])}" '
+            f'data-status="{c["status"]}" title="{html.escape(hover)}">{tag}')
+
+
+def _emit(text: str, lo: int, hi: int, todo: list) -> str:
+    """text[lo:hi] with the spans in ``todo`` (all inside it) as nested marks; a span that
+    crosses another's end is cut there and goes on as a continuation."""
+    out, pos = [], lo
+    todo = sorted(todo, key=lambda s: (s[0], -s[1]))
+    while todo:
+        (a, b, c, part, cont), rest = todo[0], todo[1:]
+        inside, after = [], []
+        for s in rest:
+            if s[0] >= b:
+                after.append(s)
+            elif s[1] <= b:
+                inside.append(s)
+            else:
+                inside.append((s[0], b, s[2], s[3], s[4]))
+                after.append((b, s[1], s[2], s[3], True))
+        out += [html.escape(text[pos:a]), _open(c, part, cont), _emit(text, a, b, inside), "</mark>"]
+        pos = b
+        todo = sorted(after, key=lambda s: (s[0], -s[1]))
+    out.append(html.escape(text[pos:hi]))
+    return "".join(out)
+
+
+def annotate(doc: dict, source_id: str, text: str) -> str:
+    source = next((s for s in doc.get("sources", []) if s["id"] == source_id), {"title": source_id, "language": ""})
+    claims = [c for c in doc["claims"] if c["source"] == source_id]
+    found = spans(text, claims)
+    missing = sorted({c["id"] for c in claims} - {s[2]["id"] for s in found})
+    counts = {s: sum(c["status"] == s for c in claims) for s in STATUSES}
+    css = "\n".join(f".{s} {{ --fg: {fg}; --bg: {bg}; }}" for s, (fg, bg) in COLOURS.items())
+    legend = " ".join(f'<span class="{s} pill">{counts[s]} {s}</span>' for s in STATUSES if counts[s])
+    note = (f'<p class="meta">Quotes not found in this text: {", ".join(missing)}</p>' if missing else "")
+    body = _emit(text, 0, len(text), [(a, b, c, i, False) for a, b, c, i in found])
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(source['title'])}: annotated</title>
+<style>
+body {{ font: 15px/1.6 Georgia, "Times New Roman", serif; color: #1f2328; max-width: 880px; margin: 0 auto; padding: 0 16px 48px; }}
+header {{ font: 14px/1.45 system-ui, sans-serif; position: sticky; top: 0; background: #fff; padding: 8px 0;
+          border-bottom: 1px solid #d0d7de; }}
+h1 {{ font-size: 20px; margin: 4px 0; }}
+.meta {{ color: #59636e; margin: 4px 0; }}
+{css}
+.pill {{ background: var(--bg); color: var(--fg); border-radius: 10px; padding: 0 8px; font-weight: 600; }}
+.text {{ white-space: pre-wrap; }}
+mark {{ background: var(--bg); border-bottom: 2px solid var(--fg); color: inherit; padding: 1px 0; }}
+mark mark {{ border-bottom-style: double; }}
+mark:target {{ outline: 2px solid var(--fg); }}
+a.tag {{ font: 600 10px system-ui, sans-serif; color: var(--fg); vertical-align: super; margin-right: 2px;
+         text-decoration: none; }}
+</style>
+</head>
+<body>
+<header>
+<h1>{html.escape(source['title'])}</h1>
+<p class="meta">Every quoted claim, highlighted in its verdict's colour; hover for the verdict, the document's
+value and ours; click its ID for the claim's row. <a href="../index.html">The report</a> · generated
+{html.escape(str(doc.get('generated')))} · commit <code>{html.escape(str(doc.get('commit')))}</code></p>
+<p class="meta">{legend}</p>
+{note}
+</header>
+<div class="text" lang="{html.escape(source.get('language') or '')}">{body}</div>
+</body>
+</html>
+"""

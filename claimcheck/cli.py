@@ -1,0 +1,124 @@
+"""The ``claimcheck`` command: merge runs, compare two reports, stamp fingerprints.
+
+    claimcheck merge reports/runs/*/claims.json --out reports
+    claimcheck diff A/claims.json B/claims.json [--measured]
+    claimcheck stamp [--registry fixtures/claims.toml] [ID ...]
+"""
+import argparse
+import json
+from pathlib import Path
+
+from . import fingerprint, report
+from .marks import DEFAULT, Settings
+from .registry import RegistryError, load_registry
+from .verdict import diff, merge_test
+
+
+def merge(paths, registry) -> dict:
+    """One report from several runs' claims.json files."""
+    tests, runs, suite = {}, [], set()
+    docs = sorted((_load(p) for p in paths), key=lambda d: d.get("generated") or "")
+    scales, tiers, title = {}, [], None
+    for doc in docs:
+        if "tests" not in doc:
+            raise SystemExit("merge: a file has no 'tests' section; was it written by claimcheck?")
+        runs += doc.get("runs", [])
+        suite |= set(doc.get("suite", []))
+        scales.update(doc.get("scales") or {})
+        tiers += [t for t in doc.get("tiers", []) if t not in tiers]
+        title = doc.get("title") or title
+        for nodeid, t in doc["tests"].items():
+            tests[nodeid] = merge_test(tests.get(nodeid), t)
+    settings = Settings(tiers={t: "" for t in [*DEFAULT.tiers, *tiers]},
+                        scales={s: (w, "") for s, w in (scales or DEFAULT.words).items()})
+    suspects = {c["id"]: c["suspect"] for d in docs for c in d.get("claims", []) if c.get("suspect")}
+    return report.build(registry, tests, runs, suite, settings, suspects, title)
+
+
+def _load(path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise SystemExit(f"no such report file: {path}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"{path} is not a claimcheck report (invalid JSON: {e})") from None
+
+
+def _registry(path):
+    try:
+        return load_registry(path)
+    except RegistryError as e:
+        raise SystemExit(f"claimcheck: {e}") from None
+
+
+def _texts(registry) -> dict[str, str]:
+    try:
+        return {sid: s.text() for sid, s in registry.sources.items()}
+    except RegistryError as e:
+        raise SystemExit(f"claimcheck: {e}") from None
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="claimcheck")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("merge", help="merge several runs' claims.json into one report")
+    m.add_argument("files", nargs="+")
+    m.add_argument("--out", default="reports")
+    m.add_argument("--registry", default="fixtures/claims.toml")
+    d = sub.add_parser("diff", help="list the claims two reports judge differently, at any scale; exit 1 "
+                                    "when any does")
+    d.add_argument("a")
+    d.add_argument("b")
+    d.add_argument("--measured", action="store_true",
+                   help="exit 1 only when a scale both runs measured reads differently: for a run that "
+                        "cannot measure a scale (seeds with no recorded evidence, say)")
+    s = sub.add_parser("stamp", help="fingerprint the sentence each claim quotes, after a review: "
+                                     "its claims stop reading suspect")
+    s.add_argument("ids", nargs="*", help="only these claims (default: every claim)")
+    s.add_argument("--registry", default="fixtures/claims.toml")
+    args = ap.parse_args(argv)
+    if args.cmd == "diff":
+        a, b = _load(args.a), _load(args.b)
+        rows = diff(a, b)
+        words = {**DEFAULT.words, **(b.get("scales") or {}), **(a.get("scales") or {})}
+        said = lambda ss: ", ".join(words.get(s, s) for s in ss)  # noqa: E731
+        for r in rows:
+            why = (f"disagrees at {said(r['disagrees'])}" if r["disagrees"] else
+                   f"agrees wherever both measured; {said(r['one_run'])} measured in one run only")
+            print(f"{r['id']:10s} {r['a']:28s} -> {r['b']:28s} {why}")
+        disagree = [r for r in rows if r["disagrees"]]
+        print(f"{len(rows)} of {len(a['claims'])} claims differ between {args.a} and {args.b}: "
+              f"{len(disagree)} disagree at a scale both runs measured, {len(rows) - len(disagree)} only "
+              "where one run measured a scale the other did not")
+        raise SystemExit(1 if disagree or (rows and not args.measured) else 0)
+    registry = _registry(args.registry)
+    if args.cmd == "stamp":
+        unknown = [i for i in args.ids if i not in registry]
+        if unknown:
+            raise SystemExit(f"claimcheck stamp: not in the registry: {', '.join(unknown)}")
+        path = fingerprint.stamps_path(registry)
+        try:
+            old = fingerprint.load_stamps(path) or {}
+        except ValueError as e:
+            if args.ids:
+                raise SystemExit(f"claimcheck stamp: {e}") from None
+            old = {}
+        now = fingerprint.stamp(registry, _texts(registry))
+        ids = args.ids or list(registry)
+        stamps = {cid: v for cid, v in old.items() if cid in registry and cid not in ids}
+        stamps.update({cid: now[cid] for cid in ids if cid in now})
+        fingerprint.save_stamps(path, {cid: stamps[cid] for cid in registry if cid in stamps})
+        lost = [cid for cid in ids if cid not in now]
+        changed = [cid for cid in ids if cid in now and old.get(cid, {}).get("fingerprint") != now[cid]["fingerprint"]]
+        print(f"stamped {len(ids) - len(lost)} claim(s) in {path}; {len(changed)} new or changed since the last "
+              "stamp" + (f"; quote not found, not stamped: {', '.join(lost)}" if lost else ""))
+        raise SystemExit(1 if lost else 0)
+    doc = merge(args.files, registry)
+    report.write(doc, Path(args.out), _texts(registry))
+    print("\n".join(report.terminal_lines(doc)))
+    print(f"merged {len(args.files)} run(s) into {args.out}/claims.md")
+
+
+if __name__ == "__main__":
+    main()

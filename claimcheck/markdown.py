@@ -1,0 +1,132 @@
+"""claims.md: the report as markdown, errata first."""
+from .badge import badge_text
+from .fmt import cell
+from .verdict import KINDS, STATUSES, headline_text, headline_value, lower_scale_divergences
+
+
+STATUS_MARK = {"holds": "✅ holds", "fails": "❌ fails", "diverges": "⚠️ diverges",
+               "suspect": "❓ suspect", "not-run": "⏸ not run", "untested": "· untested",
+               "descriptive": "📖 descriptive"}
+
+
+def _scale_note(c: dict) -> str:
+    """' (CI scale); diverges at analytic': the headline's scale and what other scales say."""
+    text = headline_text(c)
+    return " " + text.split(" ", 1)[1] if c.get("scale") else ""
+
+
+def _errata_row(c: dict) -> str:
+    """The document's value and ours on one line each, at the headline scale; every record
+    behind a disclosure."""
+    doc_v, ours, label = headline_value(c)
+    every = "<br>".join(f"{cell(r.get('label') or r['test'].rsplit('::', 1)[-1])}: {cell(r['measured'])}"
+                        for r in c.get("records", []))
+    more = f" <details><summary>every record</summary>{every}</details>" if every else ""
+    kind = (c.get("diagnosis") or {}).get("kind") or "—"
+    return (f"| {c['id']} | {cell(headline_text(c))} | {kind} | {cell(c['quote'])} | {cell(doc_v)} | "
+            f"{cell(ours)}{' (' + cell(label) + ')' if label else ''}{more} | {cell(c['reason'])} |")
+
+
+def _why(claims: list[dict]) -> list[str]:
+    """Each diagnosed erratum's grid: the claim's rule at every point tried."""
+    out = []
+    for c in (c for c in claims if c.get("diagnosis")):
+        d = c["diagnosis"]
+        out += ["", f"#### Why {c['id']} diverges: {d.get('kind') or 'not classified'}", "",
+                (KINDS.get(d.get("kind")) or "not classified yet") + (f" ({d['reason']})" if d.get("reason") else ""), ""]
+        if d.get("fixed"):
+            out += [f"Our setup, fixed: {d['fixed']}", ""]
+        out += ["| point | settings | value | the claim would hold | why this setting |", "|---|---|---|---|---|"]
+        for e in d.get("grid", []):
+            held = {True: "yes", False: "no", None: "not measured"}[e["holds"]]
+            why = e.get("why", "")
+            note = f" ({e['missing']})" if e.get("missing") else ""
+            out.append(f"| {cell(e['point'])} | {cell(e['settings'] or '—')} | {cell(e['value'])} | "
+                       f"{held}{cell(note)} | {cell(why)} |")
+    return out
+
+
+def _suspects(claims: list[dict]) -> list[str]:
+    """Claims whose sentence changed since it was stamped: the old and the new sentence."""
+    sus = [c for c in claims if c["status"] == "suspect"]
+    if not sus:
+        return []
+    out = ["", "### Suspect: the sentence changed", "",
+           "The text these claims quote changed since their fingerprints were stamped: their verdicts "
+           "refer to a sentence that is no longer the same. Review them, then `claimcheck stamp`.", "",
+           "| ID | why | stamped sentence | sentence now | the tests said |", "|---|---|---|---|---|"]
+    out += [f"| {c['id']} | {cell(c['suspect']['why'])} | {cell(c['suspect'].get('old'))} | "
+            f"{cell(c['suspect'].get('new'))} | {cell(c.get('was'))} |" for c in sus]
+    return out
+
+
+def markdown(doc: dict) -> str:
+    s, claims = doc["summary"], doc["claims"]
+    label, message, _, _ = badge_text(doc)
+    out = [f"# {doc.get('title') or 'Which claims hold'}", "",
+           f"![{label}: {message}](badge.svg)  ", "",
+           f"Generated {doc['generated']} · commit `{doc['commit']}` · "
+           + "".join(f"{k} {v} · " for k, v in (doc.get("info") or {}).items())
+           + f"tiers run: {', '.join(doc['tiers']) or 'none'}", "",
+           " · ".join(f"**{s[k]}** {k}" for k in STATUSES), ""]
+    bad = [c for c in claims if c["status"] in ("fails", "diverges")]
+    out += ["## Errata", "",
+            "Claims where the text and our measurement disagree (`fails`) or where our reproduction "
+            "honestly departs from it (`diverges`), at the highest scale that ran. This is the list "
+            "a course author would act on.", ""]
+    head = ["| ID | verdict | kind | the document says | document's value | ours | evidence |",
+            "|---|---|---|---|---|---|---|"]
+    if bad:
+        out += head + [_errata_row(c) for c in bad]
+        out += _why(bad)
+    else:
+        out.append("None in this run.")
+    out += _suspects(claims)
+    lower = [c for c in claims if lower_scale_divergences(c)]
+    if lower:
+        out += ["", "### Divergences at a lower scale only", "",
+                "These hold at the highest scale that ran; a reduced configuration does not show "
+                "what the text says.", ""]
+        out += head + [f"| {c['id']} | {cell(headline_text(c))} | {cell(c['quote'])} | "
+                       f"{cell(c['expected'])} | {cell(c['measured'])} | "
+                       + cell("; ".join(c["scales"][s]["reason"] for s in lower_scale_divergences(c)))
+                       + " |" for c in lower]
+    out.append("")
+    figs = {}
+    for f in doc.get("figures", []):
+        figs.setdefault(f["claim"], []).append(f["path"])
+    for source, title in ((s["id"], s["title"]) for s in doc.get("sources", [])):
+        out += [f"## {title}", ""]
+        section = None
+        for c in (c for c in claims if c["source"] == source):
+            if c["section"] != section:
+                section = c["section"]
+                out += ["", f"### {section}", "",
+                        "| ID | status | claim | document | measured | tolerance | evidence |",
+                        "|---|---|---|---|---|---|---|"]
+            links = " ".join(f"[figure]({p})" for p in figs.get(c["id"], []))
+            out.append(f"| {c['id']} | {STATUS_MARK[c['status']]}{_scale_note(c)} | {cell(c['statement'])} | "
+                       f"{cell(c['expected'])} | {cell(c['measured'])} {links} | "
+                       f"{cell(c['tolerance'])} | {cell(c['reason'])} |")
+        out.append("")
+    if doc.get("pins"):
+        out += ["## Pins", "",
+                "Regression pins are tests of their own: a stale pin fails the run but never changes "
+                "a claim's verdict.", "",
+                "| pin | status | tolerance | meaning | test |", "|---|---|---|---|---|"]
+        out += [f"| `{p['file']}` | {p['status']} | {cell(p.get('tolerance'))} | {cell(p.get('meaning'))} | "
+                f"{cell(p['test'].rsplit('/', 1)[-1])} |" for p in doc["pins"]]
+        out.append("")
+    if doc.get("runs"):
+        out += ["## Runs", "", "| generated | commit | where | tiers | command |",
+                "|---|---|---|---|---|"]
+        out += [f"| {r.get('generated')} | {r.get('commit')} | "
+                + cell("; ".join(f"{k} {v}" for k, v in (r.get("info") or {}).items()) or "—")
+                + f" | {', '.join(r.get('tiers', []))} | `{r.get('args', '')}` |" for r in doc["runs"]]
+    trained = [(r, t) for r in doc.get("runs", []) for t in r.get("training") or []]
+    if trained:
+        out += ["", "## Training runs", "",
+                "What each run of the suite trained (runs read from the run cache are not listed).", "",
+                "| run | family / arm / seed | steps | wall time |", "|---|---|---|---|"]
+        out += [f"| {r.get('generated')} | `{t['label']}` | {t['steps']} | {t['wall_s']:.1f} s |" for r, t in trained]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,111 @@
+"""Tiers, scales and the one way to record a divergence.
+
+A test carries one **tier** marker (what it costs to run) and measures at one **scale** (how
+close to the document's configuration it is). Both lists are ini options, so a document names
+its own; these are the defaults:
+
+    @pytest.mark.slow
+    @pytest.mark.scale("ci")
+    @pytest.mark.claim("NORM-06")
+    @diverges("at CI scale a 20 % warmup leaves post-norm failed")
+    def test_...(...):
+        ...
+        assert measured_agrees_with_the_text   # only this AssertionError is a divergence
+"""
+from dataclasses import dataclass, field
+
+import pytest
+
+# tier -> what it runs; the order is the order of cost
+TIERS = {
+    "fast": "analytic claims: seconds on a laptop CPU",
+    "slow": "training claims at CI scale (CPU minutes); needs --runslow",
+    "gpu": "the document's full configuration; needs --runslow",
+}
+
+# scale -> (words in a verdict, what it means), from the lowest to the highest; a claim's
+# headline verdict is read at the highest scale where its tests ran
+SCALES = {
+    "analytic": ("analytic", "identities, counts and Monte-Carlo checks: no training"),
+    "ci": ("CI scale", "training at a reduced configuration that still shows the effect"),
+    "full": ("full scale", "the document's own configuration"),
+}
+
+# the scale a tier's test measures at unless it says otherwise; a tier not named here must say
+DEFAULT_SCALE = {"fast": "analytic", "gpu": "full"}
+
+# tiers that run only with --runslow
+SLOW_TIERS = ("slow", "gpu")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a document configures through ini options (``claimcheck_tiers``, ...)."""
+    tiers: dict = field(default_factory=lambda: dict(TIERS))
+    scales: dict = field(default_factory=lambda: dict(SCALES))
+    default_scale: dict = field(default_factory=lambda: dict(DEFAULT_SCALE))
+    slow_tiers: tuple = SLOW_TIERS
+
+    @property
+    def words(self) -> dict[str, str]:
+        return {s: w for s, (w, _) in self.scales.items()}
+
+    def scale_of(self, tier: str, declared: str | None) -> str | None:
+        return declared or self.default_scale.get(tier)
+
+
+DEFAULT = Settings()
+
+
+def _pairs(lines, what) -> dict[str, str]:
+    out = {}
+    for line in lines:
+        name, sep, doc = line.partition(":")
+        if not sep or not name.strip():
+            raise pytest.UsageError(f"{what}: {line!r} is not 'name: what it means'")
+        out[name.strip()] = doc.strip()
+    return out
+
+
+def settings_from_ini(config) -> Settings:
+    """Settings from the ini file; an option left out keeps its default. Lines:
+
+        claimcheck_tiers          = name: what it runs            (cheapest first)
+        claimcheck_scales         = name (words): what it means   (lowest first)
+        claimcheck_default_scales = tier: scale
+        claimcheck_slow_tiers     = tier names that need --runslow
+    """
+    tiers = _pairs(config.getini("claimcheck_tiers"), "claimcheck_tiers") or dict(TIERS)
+    scales = {}
+    for name, doc in _pairs(config.getini("claimcheck_scales"), "claimcheck_scales").items():
+        words = name[name.find("(") + 1:name.rfind(")")] if "(" in name and name.endswith(")") else None
+        name = name.split("(")[0].strip()
+        scales[name] = (words or name, doc)
+    scales = scales or dict(SCALES)
+    default = _pairs(config.getini("claimcheck_default_scales"), "claimcheck_default_scales") \
+        if config.getini("claimcheck_default_scales") else {t: s for t, s in DEFAULT_SCALE.items() if t in tiers}
+    slow = tuple(config.getini("claimcheck_slow_tiers") or [t for t in SLOW_TIERS if t in tiers])
+    for tier, scale in default.items():
+        if tier not in tiers or scale not in scales:
+            raise pytest.UsageError(f"claimcheck_default_scales: {tier}: {scale} names an unknown tier or scale")
+    for tier in slow:
+        if tier not in tiers:
+            raise pytest.UsageError(f"claimcheck_slow_tiers: {tier!r} is not one of claimcheck_tiers")
+    return Settings(tiers, scales, default, slow)
+
+
+def diverges(reason: str):
+    """Mark a test whose failed assertion records that our reproduction departs from the text.
+
+    Strict, and only for ``AssertionError``: a crash (KeyError, a fixture error, ...) is a
+    failure of the suite, never a divergence, and a divergence that disappears fails.
+    """
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)
+
+
+def is_divergence_mark(mark) -> bool:
+    """Whether an ``xfail`` mark is the one ``diverges`` makes (the plugin refuses others)."""
+    raises = mark.kwargs.get("raises")
+    return (mark.name == "xfail" and mark.kwargs.get("strict") is True and not mark.args
+            and isinstance(raises, type) and issubclass(raises, AssertionError)
+            and bool(mark.kwargs.get("reason")))

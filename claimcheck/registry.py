@@ -1,0 +1,143 @@
+"""The claim registry: the documents (``[[source]]``) and every claim quoted from them (``[[claim]]``).
+
+Stored as TOML, one table per entry. A source's ``file`` is relative to the registry file. A
+malformed registry raises ``RegistryError`` with one line that names the entry.
+
+    [[source]]
+    id = "IT"                     # what a claim's ``source`` names
+    file = "chapters/ch1.txt"     # the text the quotes come from
+    title = "Chapter 1: attention"
+    language = "it"               # the text's language, for the page (lang="...")
+
+    [[claim]]
+    id = "ATT-01"  source = "IT"  quote = "..."  statement = "..."  value = "..."  kind = "exact"  tier = "fast"
+"""
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+KIND_WORDS = ("exact", "numeric", "qualitative", "descriptive")
+REQUIRED = ("id", "source", "quote", "statement", "value", "kind", "tier")
+OPTIONAL = ("section", "where", "full_tier", "untestable")
+SOURCE_FIELDS = ("id", "file", "title", "language")
+QUOTE_JOIN = " […] "  # several quoted passages of one claim, as one string
+
+
+class RegistryError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Source:
+    id: str
+    file: str
+    title: str
+    language: str
+    path: Path  # the file, resolved against the registry's folder
+
+    def text(self) -> str:
+        try:
+            return self.path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise RegistryError(f"source {self.id}: cannot read {self.path}: {e.strerror or e}") from None
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    source: str
+    quote: str
+    statement: str
+    value: str
+    kind: str
+    tier: str
+    section: str = ""
+    where: str = ""
+    full_tier: str | None = None
+    untestable: str | None = None
+
+    @property
+    def descriptive(self) -> bool:
+        return self.kind == "descriptive"
+
+    @property
+    def quotes(self) -> list[str]:
+        return self.quote.split(QUOTE_JOIN)
+
+
+class Registry(Mapping):
+    """claim ID -> Claim, in file order, with the sources they quote."""
+
+    def __init__(self, path: Path, sources: dict[str, Source], claims: dict[str, Claim]):
+        self.path, self.sources, self.claims = path, sources, claims
+
+    def __getitem__(self, cid):
+        return self.claims[cid]
+
+    def __iter__(self):
+        return iter(self.claims)
+
+    def __len__(self):
+        return len(self.claims)
+
+
+def _source(entry: dict, n: int, path: Path) -> Source:
+    name = f"{path.name}: source #{n} ({entry.get('id', 'no id')})"
+    missing = [k for k in SOURCE_FIELDS if not isinstance(entry.get(k), str) or not entry[k]]
+    if missing:
+        raise RegistryError(f"{name} is missing field(s) {', '.join(missing)}")
+    unknown = set(entry) - set(SOURCE_FIELDS)
+    if unknown:
+        raise RegistryError(f"{name} has unknown field(s) {', '.join(sorted(unknown))}")
+    return Source(**entry, path=(path.parent / entry["file"]).resolve())
+
+
+def _claim(entry: dict, n: int, path: Path, sources: dict, tiers) -> Claim:
+    name = f"{path.name}: claim #{n} ({entry.get('id', 'no id')})"
+    missing = [k for k in REQUIRED if k not in entry]
+    if missing:
+        raise RegistryError(f"{name} is missing field(s) {', '.join(missing)}")
+    unknown = set(entry) - set(REQUIRED) - set(OPTIONAL)
+    if unknown:
+        raise RegistryError(f"{name} has unknown field(s) {', '.join(sorted(unknown))}")
+    if entry["source"] not in sources:
+        raise RegistryError(f"{name}: source must be one of {', '.join(sources) or 'the [[source]] ids'}, "
+                            f"got {entry['source']!r}")
+    if not all(w in KIND_WORDS for w in entry["kind"].split("+")):
+        raise RegistryError(f"{name}: kind {entry['kind']!r} is not '+'-joined from {', '.join(KIND_WORDS)}")
+    for key in ("tier", "full_tier"):
+        if key in entry and entry[key] not in (*tiers, "none"):
+            raise RegistryError(f"{name}: {key} must be one of {', '.join((*tiers, 'none'))}, got {entry[key]!r}")
+    if (entry["kind"] == "descriptive") != ("untestable" in entry):
+        raise RegistryError(f"{name}: a descriptive claim, and only one, says why it is untestable")
+    quote = entry["quote"]
+    quote = QUOTE_JOIN.join(quote) if isinstance(quote, list) else quote
+    return Claim(**{**entry, "quote": quote})
+
+
+def load_registry(path, tiers=("fast", "slow", "gpu")) -> Registry:
+    """The registry at ``path``; ``tiers``: the tier names a claim may give."""
+    path = Path(path)
+    if not path.is_file():
+        raise RegistryError(f"claim registry {path} not found; run from the repository root "
+                            "or pass --claims-registry")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise RegistryError(f"{path.name} is not valid TOML: {e}") from None
+    sources: dict[str, Source] = {}
+    for n, entry in enumerate(data.get("source", []), 1):
+        s = _source(entry, n, path)
+        if s.id in sources:
+            raise RegistryError(f"{path.name}: source #{n} ({s.id}) is registered twice")
+        sources[s.id] = s
+    claims: dict[str, Claim] = {}
+    for n, entry in enumerate(data.get("claim", []), 1):
+        c = _claim(entry, n, path, sources, tiers)
+        if c.id in claims:
+            raise RegistryError(f"{path.name}: claim #{n} ({c.id}) is registered twice")
+        claims[c.id] = c
+    if not claims:
+        raise RegistryError(f"{path.name} holds no [[claim]] tables")
+    return Registry(path, sources, claims)

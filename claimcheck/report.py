@@ -1,0 +1,86 @@
+"""The report of one run, or of several merged: build the document (claims.json), write every
+file of it into a folder, and the lines the terminal shows."""
+import json
+from pathlib import Path
+
+from .badge import badge_json, badge_svg, badge_text
+from .html import page
+from .markdown import markdown
+from .marks import DEFAULT, Settings
+from .verdict import STATUSES, figures, pins, summary, tiers_run, verdicts
+
+FILES = ("claims.json", "claims.md", "badge.svg", "badge.json", "index.html")
+
+
+def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings = DEFAULT,
+          suspects: dict | None = None, title: str | None = None) -> dict:
+    """The claims.json document for these tests, from one run or several merged. ``suite``:
+    the claim IDs some test of the whole suite names (to tell 'not collected' from 'untested');
+    ``suspects``: the claims whose sentence changed (``fingerprint.check``)."""
+    claims = verdicts(registry, tests, set(suite), settings, suspects)
+    last = runs[-1] if runs else {}
+
+    def joined(key):
+        return " + ".join(dict.fromkeys(str(r.get(key)) for r in runs)) or "unknown"
+
+    sources = getattr(registry, "sources", {})
+    return {
+        "title": title,
+        "generated": last.get("generated"),
+        "commit": joined("commit"),
+        # what the document's conftest reports of each run (pytest_claimcheck_run_info)
+        "info": {k: " + ".join(dict.fromkeys(str((r.get("info") or {}).get(k)) for r in runs))
+                 for k in dict.fromkeys(k for r in runs for k in (r.get("info") or {}))},
+        "tiers": tiers_run(tests, settings),
+        "scales": settings.words,
+        "sources": [{"id": s.id, "title": s.title, "language": s.language, "file": s.file}
+                    for s in sources.values()],
+        "summary": summary(claims),
+        "claims": claims,
+        "runs": runs,
+        "pins": pins(tests),
+        "figures": figures(tests),
+        "suite": sorted(suite),
+        "tests": tests,
+    }
+
+
+def write(doc: dict, outdir: Path, texts: dict[str, str] | None = None) -> list[Path]:
+    """Every file of the report into ``outdir``; with ``texts`` (source ID -> its text), each
+    source annotated with its claims' verdicts under ``chapters/``."""
+    from .chapters import annotate
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    label, message, hexc, _ = badge_text(doc)
+    files = {
+        "claims.json": json.dumps(doc, indent=1, ensure_ascii=False, default=str),
+        "claims.md": markdown(doc),
+        "badge.svg": badge_svg(label, message, hexc),
+        "badge.json": badge_json(doc),
+        "index.html": page(doc),
+    }
+    for sid, text in (texts or {}).items():
+        files[f"chapters/{sid}.html"] = annotate(doc, sid, text)
+    paths = []
+    for name, text in files.items():
+        p = outdir / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        paths.append(p)
+    return paths
+
+
+def terminal_lines(doc: dict) -> list[str]:
+    s = doc["summary"]
+    checkable = sum(s.values()) - s["descriptive"]
+    lines = [f"{checkable} checkable claims: " + ", ".join(f"{s[k]} {k}" for k in STATUSES
+                                                           if k != "descriptive" and (k != "suspect" or s[k]))
+             + f"; {s['descriptive']} descriptive"]
+    for c in doc["claims"]:
+        if c["status"] in ("fails", "diverges", "suspect"):
+            where = f"[{c['scale']}] " if c.get("scale") else ""
+            lines.append(f"  {c['status'].upper():9s} {c['id']:9s} {where}{c['reason'][:150]}")
+    stale = [p for p in doc.get("pins", []) if p["status"] == "stale"]
+    for p in stale:
+        lines.append(f"  STALE PIN {p['file']}: {p['reason'][:150]}")
+    return lines
