@@ -40,6 +40,18 @@ def pytest_collection_modifyitems(config, items):
                                 "unset it or install a CUDA build of torch")
 
 
+def pytest_claimcheck_tier(item, tier):
+    """Without CUDA (and unless CLAIMS_DEVICE=cpu asks to train the full configurations on the
+    CPU), a gpu-tier test that never asks for a device only judges committed evidence
+    (fixtures/evidence/): milliseconds, so it runs in the fast tier, and ``pytest -m fast``
+    shows the full-scale verdicts too. It still measures at the full scale."""
+    if tier == "gpu" and "device" not in item.fixturenames:
+        from claims.scales import evidence_mode
+        if evidence_mode():
+            return "fast"
+    return None
+
+
 def pytest_claimcheck_run_info(config):
     """What the report says of the machine: torch, the device trained on, the CPU."""
     from importlib import metadata

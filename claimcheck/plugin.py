@@ -186,14 +186,35 @@ def claim_figure(request):
     return figure
 
 
-def _tier(item) -> str:
+_TIER = pytest.StashKey[tuple]()  # (the tier a test runs in, the scale it measures at)
+
+
+def _marked_tier(item) -> str:
     tiers = [t for t in item.config.stash[_KEY].settings.tiers if item.get_closest_marker(t)]
     return tiers[0] if len(tiers) == 1 else "?"
 
 
+def _tier(item) -> str:
+    return item.stash[_TIER][0] if _TIER in item.stash else _marked_tier(item)
+
+
 def _scale(item) -> str | None:
+    if _TIER in item.stash:
+        return item.stash[_TIER][1]
     mark = item.get_closest_marker("scale")
-    return item.config.stash[_KEY].settings.scale_of(_tier(item), mark.args[0] if mark and mark.args else None)
+    return item.config.stash[_KEY].settings.scale_of(_marked_tier(item), mark.args[0] if mark and mark.args else None)
+
+
+def _settle_tier(item) -> None:
+    """A document may move a test to another tier (pytest_claimcheck_tier); the test keeps its
+    marker's scale, and carries the new tier's marker too, so ``-m <tier>`` selects it."""
+    marked, scale = _marked_tier(item), _scale(item)
+    moved = item.config.hook.pytest_claimcheck_tier(item=item, tier=marked)
+    if moved and moved != marked:
+        if moved not in item.config.stash[_KEY].settings.tiers:
+            raise pytest.UsageError(f"{item.nodeid}: pytest_claimcheck_tier moved it to {moved!r}, not a tier")
+        item.add_marker(moved)
+    item.stash[_TIER] = (moved or marked, scale)
 
 
 def _check_item(item) -> str | None:
@@ -270,6 +291,8 @@ class ClaimReporter:
         problems = [p for p in map(_check_item, items) if p]
         if problems:
             raise pytest.UsageError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+        for item in items:
+            _settle_tier(item)
         need_slow = pytest.mark.skip(reason="slow tier: needs --runslow")
         for item in items:
             if _tier(item) in self.settings.slow_tiers and not self.config.getoption("--runslow"):

@@ -107,17 +107,17 @@ class Grid:
 
 # ---- applying the claim's rule at every point -------------------------------------------------
 
-def diagnose(grid: Grid, rule) -> dict:
+def diagnose(grid: Grid, rule, recorded_runs) -> dict:
     """See ``read_grid``: the report alone."""
-    return read_grid(grid, rule)[0]
+    return read_grid(grid, rule, recorded_runs)[0]
 
 
-def read_grid(grid: Grid, rule) -> tuple[dict, dict]:
+def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
     """The claim's ``rule(runs, checkpoint=...) -> (value, holds)`` at every point of the grid,
-    on the committed evidence (never trained here). A point not recorded on all its seeds is
+    on the committed evidence (never trained here): ``recorded_runs(scale) -> Runs`` reads a
+    point's records (the ``evidence_runs`` fixture). A point not recorded on all its seeds is
     reported with what there is, and decides nothing (holds: None)."""
     import pytest
-    from claims.evidence import recorded_runs
     entries, read = [], {}
     for p in grid.points():
         entry = {"point": p.name, "settings": p.settings, "why": p.why, "value": None, "holds": None}
@@ -170,8 +170,8 @@ def diagnosis_test(grid: Grid, rule):
 
     @pytest.mark.gpu
     @pytest.mark.diagnosis(grid.claim)
-    def test(claim_diagnosis, claim_figure):
-        report, read = read_grid(grid, rule)
+    def test(claim_diagnosis, claim_figure, evidence_runs):
+        report, read = read_grid(grid, rule, evidence_runs)
         claim_diagnosis(grid.claim, report)
         draw = draw_curves(read)
         if draw:  # "with the curve where one exists"

@@ -419,6 +419,8 @@ def status(log=print):
 
 
 def main(argv=None):
+    from claims import env
+    env.exit_on_problem()  # a bad CLAIMS_SEED_OFFSET or CLAIMS_DEVICE: one line, before any seed is read
     ap = argparse.ArgumentParser(prog="python -m claims.evidence", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="train a family's full-scale runs and record them")

@@ -105,13 +105,9 @@ class _Stub:
                       for s, v in zip(self.seeds, self._vals)]}
 
 
-@pytest.fixture(autouse=True)
-def _stubs_read_their_own_records(monkeypatch):
+def _records(scale):
     """A _Stub point is read from its own records, never from fixtures/evidence/."""
-    from claims import evidence
-    real = evidence.recorded_runs
-    monkeypatch.setattr(evidence, "recorded_runs", lambda scale: Runs(scale, scale._recorded, scale._recorded_seeds())
-                        if isinstance(scale, _Stub) else real(scale))
+    return Runs(scale, scale._recorded, scale._recorded_seeds())
 
 
 def _rule(runs, checkpoint="final"):
@@ -130,7 +126,7 @@ def test_diagnose_applies_the_claims_rule_at_every_point_and_reports_what_is_mis
     class G(Grid):
         def points(self):
             return pts + more
-    d = diagnose(G("X-01", stated, g.axes), _rule)
+    d = diagnose(G("X-01", stated, g.axes), _rule, _records)
     by = {e["point"]: e for e in d["grid"]}
     assert by["stated"]["value"] == 12.5 and by["stated"]["holds"] is False and by["stated"]["seeds"] == [0, 1]
     assert by["read.checkpoint=best"]["value"] == 12.5 and by["read.checkpoint=best"]["settings"] == {"read.checkpoint": "best"}
@@ -142,7 +138,7 @@ def test_diagnose_applies_the_claims_rule_at_every_point_and_reports_what_is_mis
 
 def test_a_rule_without_a_verdict_decides_nothing_at_its_point():
     g = Grid("X-01", _Stub("s", [1.0, 2.0]), (Axis("read.checkpoint", ("final", "best"), "w"),))
-    d = diagnose(g, lambda runs, checkpoint="final": (0.0, None))
+    d = diagnose(g, lambda runs, checkpoint="final": (0.0, None), _records)
     assert [e["holds"] for e in d["grid"]] == [None, None] and "no verdict" in d["grid"][0]["missing"]
 
 

@@ -250,9 +250,10 @@ def test_no_network_says_how_to_fix_it(monkeypatch, tmp_path):
 @pytest.mark.fast
 def test_a_missing_corpus_skips_in_one_line_or_fails_where_data_is_required(monkeypatch):
     err = data.CorpusUnavailable("tinyshakespeare.txt is not in CLAIMS_DATA_DIR or the cache")
-    monkeypatch.delenv("CLAIMS_REQUIRE_DATA", raising=False)
+    from claims import env
+    monkeypatch.setattr(env, "REQUIRE_DATA", False)
     with pytest.raises(pytest.skip.Exception, match="^tinyshakespeare.txt is not in CLAIMS_DATA_DIR"):
         no_corpus(err)
-    monkeypatch.setenv("CLAIMS_REQUIRE_DATA", "1")  # CI: a failed download turns the job red
+    monkeypatch.setattr(env, "REQUIRE_DATA", True)  # CLAIMS_REQUIRE_DATA=1, CI: a failed download turns the job red
     with pytest.raises(pytest.fail.Exception, match="^CLAIMS_REQUIRE_DATA=1: tinyshakespeare.txt"):
         no_corpus(err)

@@ -1,0 +1,143 @@
+"""One run cannot break another: each run writes into a folder of its own and publishes its
+report whole when it ends; progress lines that cannot be written are dropped, never a failure."""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.fast
+
+REGISTRY = '''[[source]]
+id = "T"
+file = "text.txt"
+title = "A text"
+language = "en"
+
+[[claim]]
+id = "SLOW-01"
+source = "T"
+quote = "Training makes it better."
+statement = "s"
+value = ""
+kind = "qualitative"
+tier = "slow"
+
+[[claim]]
+id = "FAST-01"
+source = "T"
+quote = "Two and two make four."
+statement = "s"
+value = "4"
+kind = "exact"
+tier = "fast"
+'''
+
+TESTS = '''
+import os, time
+from pathlib import Path
+import pytest
+from claimcheck.progress import tracker
+
+@pytest.mark.slow
+@pytest.mark.scale("ci")
+@pytest.mark.claim("SLOW-01")
+def test_trains(claim_record):
+    """'Trains' until the file go exists, writing progress lines all along."""
+    progress = tracker("fam/arm/seed0", 3)
+    progress(1)
+    Path("started").write_text("yes")
+    deadline = time.time() + 60
+    while not Path("go").exists() and time.time() < deadline:
+        progress(2)
+        time.sleep(0.05)
+    progress(3)
+    claim_record("SLOW-01", 1.0, expected=1.0)
+
+@pytest.mark.fast
+@pytest.mark.claim("FAST-01")
+def test_adds(claim_record):
+    assert claim_record("FAST-01", 2 + 2, expected=4) == 4
+'''
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "claims.toml").write_text(REGISTRY, encoding="utf-8")
+    (tmp_path / "text.txt").write_text("Two and two make four. Training makes it better.\n", encoding="utf-8")
+    (tmp_path / "test_it.py").write_text(TESTS, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nclaimcheck_registry = claims.toml\n"
+                                         "claimcheck_report_dir = out\n", encoding="utf-8")
+    return tmp_path
+
+
+def _env():
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CLAIMCHECK_RUN_DIR", "CLAIMS_PROGRESS_LOG", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER",
+                        "PYTEST_XDIST_WORKER_COUNT")}
+    return env
+
+
+def _pytest(cwd, *args):
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *args]
+
+
+def _wait_for(path: Path, proc, timeout=60):
+    deadline = time.time() + timeout
+    while not path.exists():
+        if proc.poll() is not None or time.time() > deadline:
+            raise AssertionError(f"the slow run never started: {proc.communicate()[0][-2000:]}")
+        time.sleep(0.05)
+
+
+def _doc(run_dir: Path) -> dict:
+    return json.loads((run_dir / "claims.json").read_text(encoding="utf-8"))
+
+
+def test_a_fast_run_while_a_slow_one_trains_leaves_both_verdicts_intact(project):
+    slow = subprocess.Popen(_pytest(project, "--runslow", "-m", "slow"), cwd=project, env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        _wait_for(project / "started", slow)
+        fast = subprocess.run(_pytest(project, "-m", "fast"), cwd=project, env=_env(), capture_output=True,
+                              text=True, timeout=120)
+        assert fast.returncode == 0, fast.stdout[-2000:]
+        (project / "go").write_text("go")
+        out, _ = slow.communicate(timeout=120)
+    finally:
+        slow.kill()
+    assert slow.returncode == 0, out[-2000:]
+    runs = sorted((project / "out" / "runs").iterdir())
+    assert len(runs) == 2
+    by_tier = {tuple(_doc(r)["tiers"]): _doc(r) for r in runs}
+    slow_doc, fast_doc = by_tier[("slow",)], by_tier[("fast",)]
+    status = lambda doc: {c["id"]: c["status"] for c in doc["claims"]}  # noqa: E731
+    assert status(slow_doc) == {"SLOW-01": "holds", "FAST-01": "not-run"}
+    assert status(fast_doc) == {"SLOW-01": "not-run", "FAST-01": "holds"}
+    # the slow run's progress log is its own: the fast run neither truncated nor wrote to it
+    slow_dir = next(r for r in runs if _doc(r) is not None and _doc(r)["tiers"] == ["slow"])
+    log = (slow_dir / "progress.log").read_text(encoding="utf-8")
+    assert "fam/arm/seed0" in log and "done: 3 steps" in log
+    assert [t["label"] for t in slow_doc["runs"][0]["training"]] == ["fam/arm/seed0"]
+    # the report dir holds the run that ended last, whole
+    assert _doc(project / "out") == slow_doc
+
+
+def test_deleting_the_report_dir_while_a_run_trains_fails_nothing(project):
+    slow = subprocess.Popen(_pytest(project, "--runslow"), cwd=project, env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        _wait_for(project / "started", slow)
+        import shutil
+        shutil.rmtree(project / "out")  # the progress log and the run's folder go with it
+        time.sleep(0.3)  # progress lines are written into the void meanwhile
+        (project / "go").write_text("go")
+        out, _ = slow.communicate(timeout=120)
+    finally:
+        slow.kill()
+    assert slow.returncode == 0, out[-2000:]
+    doc = _doc(project / "out")
+    assert {c["id"]: c["status"] for c in doc["claims"]} == {"SLOW-01": "holds", "FAST-01": "holds"}
