@@ -27,7 +27,8 @@ def spans(text: str, claims: list[dict]) -> list[tuple[int, int, dict, int]]:
 
 def _open(c: dict, part: int, cont: bool) -> str:
     doc_v, ours, _ = headline_value(c)
-    hover = f"{c['id']}: {c.get('headline') or c['status']} · document: {fmt(doc_v)} · ours: {fmt(ours)}"
+    said = fmt(doc_v) if doc_v != "" else "—"  # a claim whose document states no value
+    hover = f"{c['id']}: {c.get('headline') or c['status']} · document: {said} · ours: {fmt(ours)}"
     anchor = "" if cont or part else f' id="q-{html.escape(c["id"])}"'
     tag = "" if cont else f'<a class="tag" href="../index.html#{html.escape(c["id"])}">{html.escape(c["id"])}</a>'
     return (f'<mark{anchor} class="{c["status"]}{" cont" if cont else ""}" data-claim="{html.escape(c["id"])}" '
@@ -86,7 +87,7 @@ mark {{ background: var(--bg); border-bottom: 2px solid var(--fg); color: inheri
 mark mark {{ border-bottom-style: double; }}
 mark:target {{ outline: 2px solid var(--fg); }}
 a.tag {{ font: 600 10px system-ui, sans-serif; color: var(--fg); vertical-align: super; margin-right: 2px;
-         text-decoration: none; }}
+         text-decoration: none; white-space: nowrap; }}
 </style>
 </head>
 <body>

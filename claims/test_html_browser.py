@@ -1,12 +1,18 @@
-"""index.html in a real browser: headless Chromium shows every claim and the summary's counts."""
+"""The report in a real browser: headless Chromium shows every claim and the summary's counts on
+index.html, and every claim's quote marked in its verdict's colour on chapters/<source>.html."""
+import json
+import os
 import re
 import shutil
+import struct
 import subprocess
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from claimcheck import report as render
+from claimcheck.chapters import COLOURS
 from claimcheck.registry import load_registry
 from claimcheck.suite import read
 
@@ -19,11 +25,23 @@ def _chromium():
     return shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None)
 
 
+def _run_chromium(chromium, profile: Path, url: str, *extra: str, size="1280,2000") -> str:
+    """The page's DOM after its scripts ran (``--dump-dom``), with ``extra`` flags."""
+    run = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={profile}", "--hide-scrollbars", f"--window-size={size}", *extra,
+         "--dump-dom", url],
+        capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, f"chromium exited {run.returncode}: {run.stderr.strip()[-300:]}"
+    return run.stdout
+
+
 def _fast_run_of_the_suite(registry) -> dict:
     """The report of a `pytest -m fast` run, without running it: fast tests pass (or diverge
     where marked), the others are skipped. Enough to fill all 139 rows with several statuses."""
     tests = {}
-    for t in read(ROOT, ["claims"]):
+    for t in read(ROOT, ["claims", "tests"]):
         fast = t.tiers == ("fast",)
         outcome = ("xfailed" if t.xfails else "passed") if fast else "skipped"
         tests[f"{t.path}::{t.name}"] = {
@@ -63,3 +81,87 @@ def test_chromium_shows_every_claim_row_and_the_summary_counts(tmp_path):
     counts = re.findall(r'<li class="[^"]*" data-status="([\w-]+)"><b>(\d+)</b>', dom)
     assert {s: int(n) for s, n in counts} == doc["summary"]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# what the test adds to a copy of a chapter page: each mark's computed colours, as attributes the
+# dumped DOM carries (the page itself has no script)
+_COMPUTED = """<script>
+for (const m of document.querySelectorAll("mark")) {
+  const s = getComputedStyle(m);
+  m.dataset.bg = s.backgroundColor;
+  m.dataset.fg = s.borderBottomColor;
+}
+document.body.dataset.computed = document.querySelectorAll("mark").length;
+</script>"""
+
+
+class _Marks(HTMLParser):
+    """Every <mark>'s attributes, and the text of every <style>."""
+
+    def __init__(self):
+        super().__init__()
+        self.marks, self.css, self._style, self.body = [], "", False, {}
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "mark":
+            self.marks.append(dict(attrs))
+        elif tag == "style":
+            self._style = True
+        elif tag == "body":
+            self.body = dict(attrs)
+
+    def handle_endtag(self, tag):
+        if tag == "style":
+            self._style = False
+
+    def handle_data(self, data):
+        if self._style:
+            self.css += data
+
+
+def _rgb(hexc: str) -> str:
+    r, g, b = (int(hexc[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
+def test_chromium_shows_every_claims_quote_marked_in_its_verdicts_colour(tmp_path):
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no Chromium found: apt-get install chromium (Debian) to run the browser test")
+    registry = load_registry(ROOT / "fixtures" / "claims.toml")
+    doc = _fast_run_of_the_suite(registry)
+    out = tmp_path / "report"
+    render.write(doc, out, texts={sid: s.text() for sid, s in registry.sources.items()})
+    written = json.loads((out / "claims.json").read_text(encoding="utf-8"))
+    status = {c["id"]: c["status"] for c in written["claims"]}
+    assert set(registry.sources) == {"IT", "PL"}
+    for sid in registry.sources:
+        page = out / "chapters" / f"{sid}.html"
+        probe = page.with_name(f"{sid}.probe.html")  # beside it: same folder, same relative links
+        probe.write_text(page.read_text(encoding="utf-8").replace("</body>", _COMPUTED + "\n</body>"),
+                         encoding="utf-8")
+        p = _Marks()
+        p.feed(_run_chromium(chromium, tmp_path / "profile", probe.as_uri()))
+        assert p.body.get("data-computed") == str(len(p.marks)), "the probe's script did not run"
+        checkable = [c for c in registry.values() if c.source == sid and not c.descriptive]
+        assert len(checkable) > 10
+        for c in checkable:
+            anchored = [m for m in p.marks if m.get("id") == f"q-{c.id}"]
+            assert len(anchored) == 1, f"{sid}: {c.id} has {len(anchored)} mark(s) with id q-{c.id}"
+            m = anchored[0]
+            assert m["class"] == status[c.id] == m["data-status"], c.id
+            assert m["data-claim"] == c.id
+            assert re.search(rf"(^|\n)\.{re.escape(status[c.id])} \{{ --fg: #[0-9a-f]{{6}}; --bg: #[0-9a-f]{{6}}; \}}",
+                             p.css), f"the page's CSS has no rule for .{status[c.id]}"
+            fg, bg = COLOURS[status[c.id]]
+            assert (m["data-bg"], m["data-fg"]) == (_rgb(bg), _rgb(fg)), f"{c.id}: computed colours"
+        # the page shows several verdicts' colours, not one
+        assert len({m["class"] for m in p.marks}) >= 3
+
+    shot = (ROOT / "docs" if os.environ.get("CLAIMS_SCREENSHOTS") == "1" else tmp_path) / "annotated-chapter.png"
+    shot.unlink(missing_ok=True)
+    _run_chromium(chromium, tmp_path / "profile", (out / "chapters" / "IT.html").as_uri(),
+                  f"--screenshot={shot}", size="1280,900")
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", png[16:24]) == (1280, 900)

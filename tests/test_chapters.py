@@ -1,0 +1,185 @@
+"""chapters/<source>.html (claimcheck/chapters.py): a source's text with every quote marked in its
+claim's verdict colour; nested quotes nest, crossing quotes are cut into a continuation."""
+from html.parser import HTMLParser
+
+import pytest
+
+from claimcheck.chapters import COLOURS, annotate
+from claimcheck.verdict import STATUSES
+
+pytestmark = pytest.mark.fast
+
+TEXT = ("Titolo <del capitolo> & co.\n"
+        "La media di tutti i token pesa ogni posizione allo stesso modo. "
+        "Poi: uno due tre quattro cinque, e basta.\n"
+        "Un'altra   riga\ncon spazi & a capo < qui.\n")
+
+
+def _claim(cid, quote, status, expected=None, measured=None, headline=None):
+    return {"id": cid, "source": "S", "quote": quote, "status": status, "expected": expected,
+            "measured": measured, "records": [], "headline": headline or status}
+
+
+CLAIMS = [
+    _claim("OUT-1", "La media di tutti i token pesa ogni posizione", "holds", 512, 511.75, "holds (CI scale)"),
+    _claim("IN-1", "tutti i token", "fails", "3", 2.5),                 # nested in OUT-1
+    _claim("CR-A", "uno due tre", "diverges", 0.1, 0.2),               # crossed by CR-B
+    _claim("CR-B", "tre quattro cinque", "holds"),
+    _claim("MULTI", "Poi: […] e basta", "not-run"),                   # two parts
+    _claim("WS", "Un'altra riga con spazi & a capo < qui", "untested"),  # white space differs
+    _claim("GONE", "una frase che non c'è", "holds"),
+    _claim("ESC", "<del capitolo> & co", "descriptive"),
+]
+
+
+def _doc(claims=CLAIMS):
+    other = _claim("ELSE", "uno due tre", "fails")
+    other["source"] = "T"
+    return {"generated": "2026-12-02T12:00:00Z", "commit": "abc1234",
+            "sources": [{"id": "S", "title": "Capitolo <1> & note", "language": "it", "file": "s.txt"},
+                        {"id": "T", "title": "Other", "language": "pl", "file": "t.txt"}],
+            "claims": [*claims, other]}
+
+
+class _Marks(HTMLParser):
+    """Every <mark>: its attributes, the data-claim of the marks around it, and its text."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.marks, self.open, self.in_tag = [], [], 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "mark":
+            m = {"attrs": dict(attrs), "parents": [o["attrs"]["data-claim"] for o in self.open], "text": ""}
+            self.marks.append(m)
+            self.open.append(m)
+        elif tag == "a" and self.open:
+            self.in_tag += 1
+
+    def handle_endtag(self, tag):
+        if tag == "mark":
+            self.open.pop()
+        elif tag == "a" and self.in_tag:
+            self.in_tag -= 1
+
+    def handle_data(self, data):
+        if not self.in_tag:
+            for m in self.open:
+                m["text"] += data
+
+
+def _parse(page):
+    p = _Marks()
+    p.feed(page)
+    assert not p.open, "every <mark> is closed"
+    return p.marks
+
+
+def _of(marks, cid):
+    return [m for m in marks if m["attrs"]["data-claim"] == cid]
+
+
+def _body(page):
+    return page.split('<div class="text"', 1)[1]
+
+
+def test_nested_quotes_nest():
+    marks = _parse(annotate(_doc(), "S", TEXT))
+    outer, = _of(marks, "OUT-1")
+    inner, = _of(marks, "IN-1")
+    assert outer["parents"] == [] and inner["parents"] == ["OUT-1"]
+    assert outer["text"] == "La media di tutti i token pesa ogni posizione"
+    assert inner["text"] == "tutti i token"
+    assert inner["attrs"]["class"] == "fails" and outer["attrs"]["class"] == "holds"
+
+
+def test_crossing_quotes_are_cut_into_a_continuation():
+    marks = _parse(annotate(_doc(), "S", TEXT))
+    a, = _of(marks, "CR-A")
+    first, cont = _of(marks, "CR-B")
+    assert a["text"] == "uno due tre" and a["attrs"]["class"] == "diverges"
+    assert first["parents"][-1] == "CR-A" and first["text"] == "tre"
+    assert "CR-A" not in cont["parents"] and cont["text"] == " quattro cinque"
+    assert first["attrs"]["class"] == "holds" and cont["attrs"]["class"] == "holds cont"
+    assert first["attrs"]["id"] == "q-CR-B" and "id" not in cont["attrs"]
+    assert first["text"] + cont["text"] == "tre quattro cinque"
+    assert cont["attrs"]["data-status"] == "holds"
+    # a continuation carries no second tag link
+    page = annotate(_doc(), "S", TEXT)
+    assert page.count('href="../index.html#CR-B"') == 1
+
+
+def test_each_found_claim_has_exactly_one_anchor_and_one_tag():
+    page = annotate(_doc(), "S", TEXT)
+    marks = _parse(page)
+    for c in CLAIMS:
+        n = 0 if c["id"] == "GONE" else 1
+        assert page.count(f'id="q-{c["id"]}"') == n, c["id"]
+        # a tag on every part of the quote found, none on a continuation
+        parts = 0 if c["id"] == "GONE" else len(c["quote"].split(" […] "))
+        assert page.count(f'<a class="tag" href="../index.html#{c["id"]}">{c["id"]}</a>') == parts, c["id"]
+        anchored = [m for m in _of(marks, c["id"]) if m["attrs"].get("id")]
+        assert len(anchored) == n
+    multi = _of(marks, "MULTI")
+    assert [m["text"] for m in multi] == ["Poi:", "e basta"]
+    assert multi[0]["attrs"]["id"] == "q-MULTI" and "id" not in multi[1]["attrs"]
+    assert "ELSE" not in page  # another source's claim stays off this page
+
+
+def test_text_is_escaped_and_white_space_may_differ():
+    page = annotate(_doc(), "S", TEXT)
+    body = _body(page)
+    assert "ESC</a>&lt;del capitolo&gt; &amp; co</mark>." in body
+    assert "<del" not in body and "< qui" not in body and " & " not in body
+    assert "<title>Capitolo &lt;1&gt; &amp; note: annotated</title>" in page
+    marks = _parse(page)
+    esc, = _of(marks, "ESC")
+    assert esc["text"] == "<del capitolo> & co" and esc["attrs"]["class"] == "descriptive"
+    ws, = _of(marks, "WS")
+    assert ws["text"] == "Un'altra   riga\ncon spazi & a capo < qui"
+    # the whole text survives, marks and tags aside
+    p = _Marks()
+    p.open = [{"attrs": {"data-claim": "all"}, "text": ""}]
+    p.feed(body.split(">", 1)[1].rsplit("</div>", 1)[0])
+    assert p.open[0]["text"] == TEXT
+
+
+def test_the_hover_gives_the_verdict_the_documents_value_and_ours():
+    marks = _parse(annotate(_doc(), "S", TEXT))
+    outer, = _of(marks, "OUT-1")
+    assert outer["attrs"]["title"] == "OUT-1: holds (CI scale) · document: 512 · ours: 511.8"
+    inner, = _of(marks, "IN-1")
+    assert inner["attrs"]["title"] == "IN-1: fails · document: 3 · ours: 2.5"
+    gone_value, = _of(marks, "CR-B")[:1]
+    assert gone_value["attrs"]["title"] == "CR-B: holds · document: — · ours: —"
+    # a record judged at the headline scale is the value shown
+    rec = _claim("REC", "pesa ogni posizione", "diverges", 1, 2)
+    rec.update(scale="ci", records=[{"scale": "ci", "expected": 10, "measured": 12.5, "tolerance": "5%"}])
+    r, = _of(_parse(annotate(_doc([rec]), "S", TEXT)), "REC")
+    assert r["attrs"]["title"] == "REC: diverges · document: 10 · ours: 12.5"
+
+
+def test_a_suspect_claim_is_marked_suspect():
+    sus = _claim("SUS", "allo stesso modo", "suspect", headline="suspect (was holds)")
+    m, = _of(_parse(annotate(_doc([sus]), "S", TEXT)), "SUS")
+    assert m["attrs"]["class"] == "suspect" and m["attrs"]["title"].startswith("SUS: suspect (was holds)")
+
+
+def test_a_quote_not_found_is_listed_and_the_legend_counts_statuses():
+    page = annotate(_doc(), "S", TEXT)
+    note = next(line for line in page.splitlines() if "Quotes not found" in line)
+    assert "GONE" in note and "OUT-1" not in note
+    assert 'data-claim="GONE"' not in page
+    assert '<span class="holds pill">3 holds</span>' in page
+    assert '<span class="fails pill">1 fails</span>' in page
+    assert '<span class="suspect pill">' not in page  # no claim has it
+    found_all = annotate(_doc([c for c in CLAIMS if c["id"] != "GONE"]), "S", TEXT)
+    assert "Quotes not found" not in found_all
+
+
+def test_every_status_has_a_colour_rule():
+    page = annotate(_doc(), "S", TEXT)
+    assert set(COLOURS) == set(STATUSES)
+    for s in STATUSES:
+        fg, bg = COLOURS[s]
+        assert f".{s} {{ --fg: {fg}; --bg: {bg}; }}" in page
