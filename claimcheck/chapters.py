@@ -14,11 +14,12 @@ COLOURS = {"holds": ("#1a7f37", "#dafbe1"), "fails": ("#cf222e", "#ffebe9"), "di
 
 def spans(text: str, claims: list[dict]) -> list[tuple[int, int, dict, int]]:
     """(start, end, claim, part) of every quoted passage found in ``text``, at its first
-    occurrence; white space may differ between the quote and the text."""
+    occurrence; spaces may differ between the quote and the text, but, as for the fingerprints
+    (fingerprint.sentences_of), a quote lies within one line."""
     out = []
     for c in claims:
         for i, part in enumerate(c["quote"].split(" […] ")):
-            pattern = r"\s+".join(map(re.escape, part.split()))
+            pattern = r"[^\S\n]+".join(map(re.escape, part.split()))
             m = re.search(pattern, text) if pattern else None
             if m:
                 out.append((m.start(), m.end(), c, i))

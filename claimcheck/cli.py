@@ -47,7 +47,7 @@ def _load(path) -> dict:
 
 def _registry(path):
     try:
-        return load_registry(path)
+        return load_registry(path, tiers=None)  # the tiers are the document's ini's, checked by the plugin
     except RegistryError as e:
         raise SystemExit(f"claimcheck: {e}") from None
 

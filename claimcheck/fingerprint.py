@@ -22,8 +22,10 @@ def _norm(text: str) -> str:
 
 
 def sentences_of(text: str, quote: str) -> str | None:
-    """The whole sentence(s) of ``text`` that the quote overlaps, whitespace collapsed; None when
-    the quote is not in the text. A quote must lie within one line (one paragraph)."""
+    """The whole sentence(s) of ``text`` that the quote overlaps, white space collapsed; None when
+    the quote is not in the text. A quote lies within one line: prose is one paragraph per line,
+    and a line of a table or of program output is a unit of its own (a hard-wrapped paragraph
+    has to be unwrapped first: its quotes read "quote not found")."""
     q = _norm(quote)
     for line in text.splitlines():
         line = _norm(line)
@@ -90,7 +92,8 @@ def check(registry, texts: dict[str, str], stamps: dict | None) -> dict[str, dic
         now = stamp_of(c, texts[c.source])
         old = (stamps or {}).get(c.id)
         if now["sentence"] is None:
-            out[c.id] = {"why": "quote not found in the source", "old": old and old["sentence"], "new": None}
+            out[c.id] = {"why": "quote not found in the source (a quote lies within one line)",
+                         "old": old and old["sentence"], "new": None}
         elif old and old["fingerprint"] != now["fingerprint"]:
             out[c.id] = {"why": "the sentence changed since it was stamped", "old": old["sentence"],
                          "new": now["sentence"]}

@@ -426,7 +426,7 @@ class ClaimReporter:
             info.update(part or {})
         run["info"] = {k: str(v) for k, v in info.items()}
         root = Path(self.config.rootpath)
-        suite = claims_named(root, self.config.getini("testpaths"))
+        suite = claims_named(root, self.config.getini("testpaths"), tuple(self.settings.tiers))
         run["training"] = progress.finished(self.run_dir / "progress.log")
         texts = self._texts()
         self.doc = report.build(self.registry, self.tests, [run], suite, self.settings,

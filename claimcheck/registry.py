@@ -107,7 +107,7 @@ def _claim(entry: dict, n: int, path: Path, sources: dict, tiers) -> Claim:
     if not all(w in KIND_WORDS for w in entry["kind"].split("+")):
         raise RegistryError(f"{name}: kind {entry['kind']!r} is not '+'-joined from {', '.join(KIND_WORDS)}")
     for key in ("tier", "full_tier"):
-        if key in entry and entry[key] not in (*tiers, "none"):
+        if tiers is not None and key in entry and entry[key] not in (*tiers, "none"):
             raise RegistryError(f"{name}: {key} must be one of {', '.join((*tiers, 'none'))}, got {entry[key]!r}")
     if (entry["kind"] == "descriptive") != ("untestable" in entry):
         raise RegistryError(f"{name}: a descriptive claim, and only one, says why it is untestable")
@@ -117,7 +117,8 @@ def _claim(entry: dict, n: int, path: Path, sources: dict, tiers) -> Claim:
 
 
 def load_registry(path, tiers=("fast", "slow", "gpu")) -> Registry:
-    """The registry at ``path``; ``tiers``: the tier names a claim may give."""
+    """The registry at ``path``; ``tiers``: the tier names a claim may give (None: any, for a
+    command that does not know the document's ini)."""
     path = Path(path)
     if not path.is_file():
         raise RegistryError(f"claim registry {path} not found; run from the repository root "

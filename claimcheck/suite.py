@@ -37,11 +37,11 @@ def _strings(call) -> tuple[str, ...]:
     return tuple(a.value for a in getattr(call, "args", []) if isinstance(a, ast.Constant) and isinstance(a.value, str))
 
 
-def _marks(nodes) -> dict:
+def _marks(nodes, tiers) -> dict:
     out = {"tiers": [], "scale": None, "claims": [], "xfails": []}
     for node in nodes:
         name = _mark_name(node)
-        if name in TIERS:
+        if name in tiers:
             out["tiers"].append(name)
         elif name == "scale":
             out["scale"] = (_strings(node) or (None,))[0]
@@ -72,23 +72,24 @@ def files(root: Path, testpaths=()) -> list[Path]:
     return files
 
 
-def read(root: Path, testpaths=()) -> list[Entry]:
-    """Every module-level test function of the suite with its tiers, scale, claims and xfails."""
+def read(root: Path, testpaths=(), tiers=TIERS) -> list[Entry]:
+    """Every module-level test function of the suite with its tiers (the document's tier names),
+    scale, claims and xfails."""
     out = []
     for path in files(root, testpaths):
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError):
             continue
-        module = _marks(_module_marks(tree))
+        module = _marks(_module_marks(tree), tiers)
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-                m = _marks(node.decorator_list)
+                m = _marks(node.decorator_list, tiers)
                 out.append(Entry(str(path.relative_to(root)), node.name,
                                    tuple(m["tiers"] or module["tiers"]), m["scale"] or module["scale"],
                                    tuple(module["claims"] + m["claims"]), tuple(module["xfails"] + m["xfails"])))
     return out
 
 
-def claims_named(root: Path, testpaths=()) -> set[str]:
-    return {cid for t in read(root, testpaths) for cid in t.claims}
+def claims_named(root: Path, testpaths=(), tiers=TIERS) -> set[str]:
+    return {cid for t in read(root, testpaths, tiers) for cid in t.claims}

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.fast
 TEXT = ("Titolo <del capitolo> & co.\n"
         "La media di tutti i token pesa ogni posizione allo stesso modo. "
         "Poi: uno due tre quattro cinque, e basta.\n"
-        "Un'altra   riga\ncon spazi & a capo < qui.\n")
+        "Un'altra   riga   con spazi & a capo < qui.\n")
 
 
 def _claim(cid, quote, status, expected=None, measured=None, headline=None):
@@ -26,7 +26,7 @@ CLAIMS = [
     _claim("CR-A", "uno due tre", "diverges", 0.1, 0.2),               # crossed by CR-B
     _claim("CR-B", "tre quattro cinque", "holds"),
     _claim("MULTI", "Poi: […] e basta", "not-run"),                   # two parts
-    _claim("WS", "Un'altra riga con spazi & a capo < qui", "untested"),  # white space differs
+    _claim("WS", "Un'altra riga con spazi & a capo < qui", "untested"),  # spaces differ
     _claim("GONE", "una frase che non c'è", "holds"),
     _claim("ESC", "<del capitolo> & co", "descriptive"),
 ]
@@ -136,7 +136,7 @@ def test_text_is_escaped_and_white_space_may_differ():
     esc, = _of(marks, "ESC")
     assert esc["text"] == "<del capitolo> & co" and esc["attrs"]["class"] == "descriptive"
     ws, = _of(marks, "WS")
-    assert ws["text"] == "Un'altra   riga\ncon spazi & a capo < qui"
+    assert ws["text"] == "Un'altra   riga   con spazi & a capo < qui"
     # the whole text survives, marks and tags aside
     p = _Marks()
     p.open = [{"attrs": {"data-claim": "all"}, "text": ""}]
@@ -183,3 +183,13 @@ def test_every_status_has_a_colour_rule():
     for s in STATUSES:
         fg, bg = COLOURS[s]
         assert f".{s} {{ --fg: {fg}; --bg: {bg}; }}" in page
+
+
+def test_a_quote_across_a_line_break_is_not_found_on_the_page_as_in_its_fingerprint():
+    """The page and the fingerprint agree: a quote lies within one line."""
+    from claimcheck import fingerprint
+    text = "Prima riga che finisce\ne la seconda riga.\n"
+    doc = {"claims": [_claim("BR", "finisce e la seconda", "holds")], "sources": [], "generated": "now", "commit": "c"}
+    page = annotate(doc, "S", text)
+    assert 'data-claim="BR"' not in page and "Quotes not found in this text: BR" in page
+    assert fingerprint.sentences_of(text, "finisce e la seconda") is None

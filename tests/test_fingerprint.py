@@ -194,14 +194,14 @@ def test_one_word_changed_inside_a_quote_reads_quote_not_found(tmp_path):
                     and any(c2 == cid and q2 == q for _, _, c2, q2 in covered)
                     for q in real[cid].quotes)}
     assert claim.id in lost
-    not_found = {cid for cid, s in suspects.items() if s["why"] == "quote not found in the source"}
+    not_found = {cid for cid, s in suspects.items() if s["why"] == "quote not found in the source (a quote lies within one line)"}
     assert not_found == lost
     for cid in lost:
-        assert suspects[cid] == {"why": "quote not found in the source", "old": stamps[cid]["sentence"], "new": None}
+        assert suspects[cid] == {"why": "quote not found in the source (a quote lies within one line)", "old": stamps[cid]["sentence"], "new": None}
     # the rest of that sentence's claims still find their quote: their sentence changed
     changed = {cid for cid, s in stamps.items() if real[cid].source == claim.source
                and sentence in s["sentence"]} - lost
-    assert {cid for cid, s in suspects.items() if s["why"] != "quote not found in the source"} == changed
+    assert {cid for cid, s in suspects.items() if s["why"] != "quote not found in the source (a quote lies within one line)"} == changed
 
 
 @pytest.mark.fast
@@ -212,7 +212,7 @@ def test_a_claim_never_stamped_is_not_suspect_but_a_lost_quote_is(tmp_path):
     assert fingerprint.check(real, texts, partial) == {}
     assert fingerprint.check(real, texts, None) == {}
     gone = dict(texts, **{real[some].source: texts[real[some].source].replace(real[some].quotes[0], "")})
-    assert fingerprint.check(real, gone, None)[some]["why"] == "quote not found in the source"
+    assert fingerprint.check(real, gone, None)[some]["why"] == "quote not found in the source (a quote lies within one line)"
 
 
 # ---- claimcheck stamp --------------------------------------------------------------------------
