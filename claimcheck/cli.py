@@ -2,16 +2,37 @@
 
     claimcheck merge reports/runs/*/claims.json --out reports
     claimcheck diff A/claims.json B/claims.json [--measured]
-    claimcheck stamp [--registry fixtures/claims.toml] [ID ...]
+    claimcheck stamp [--registry claims.toml] [ID ...]
+
+Without --registry, the registry is the one the project's ini names (claimcheck_registry in
+pyproject.toml, pytest.ini, tox.ini or setup.cfg, in the current folder).
 """
 import argparse
+import configparser
 import json
+import tomllib
 from pathlib import Path
 
 from . import fingerprint, report
 from .marks import DEFAULT, Settings
 from .registry import RegistryError, load_registry
 from .verdict import diff, merge_test
+
+
+def default_registry(folder: Path = Path(".")) -> Path | None:
+    """The registry the project's ini names, as pytest reads it (pyproject.toml first)."""
+    pyproject = folder / "pyproject.toml"
+    if pyproject.is_file():
+        ini = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {})
+        if ini.get("ini_options", {}).get("claimcheck_registry"):
+            return folder / ini["ini_options"]["claimcheck_registry"]
+    for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        if (folder / name).is_file():
+            cp = configparser.ConfigParser(interpolation=None)
+            cp.read(folder / name, encoding="utf-8")
+            if cp.has_option(section, "claimcheck_registry"):
+                return folder / cp.get(section, "claimcheck_registry").strip()
+    return None
 
 
 def merge(paths, registry) -> dict:
@@ -31,7 +52,12 @@ def merge(paths, registry) -> dict:
             tests[nodeid] = merge_test(tests.get(nodeid), t)
     settings = Settings(tiers={t: "" for t in [*DEFAULT.tiers, *tiers]},
                         scales={s: (w, "") for s, w in (scales or DEFAULT.words).items()})
-    suspects = {c["id"]: c["suspect"] for d in docs for c in d.get("claims", []) if c.get("suspect")}
+    # suspect as the text reads now, whatever the runs said then
+    try:
+        stamps = fingerprint.load_stamps(fingerprint.stamps_path(registry))
+    except ValueError as e:
+        raise SystemExit(f"merge: {e}") from None
+    suspects = fingerprint.check(registry, _texts(registry), stamps)
     return report.build(registry, tests, runs, suite, settings, suspects, title)
 
 
@@ -46,6 +72,10 @@ def _load(path) -> dict:
 
 
 def _registry(path):
+    path = path or default_registry()
+    if path is None:
+        raise SystemExit("claimcheck: no registry: pass --registry, or run where pyproject.toml or pytest.ini "
+                         "names claimcheck_registry")
     try:
         return load_registry(path, tiers=None)  # the tiers are the document's ini's, checked by the plugin
     except RegistryError as e:
@@ -65,7 +95,7 @@ def main(argv=None):
     m = sub.add_parser("merge", help="merge several runs' claims.json into one report")
     m.add_argument("files", nargs="+")
     m.add_argument("--out", default="reports")
-    m.add_argument("--registry", default="fixtures/claims.toml")
+    m.add_argument("--registry", help="default: the project's claimcheck_registry")
     d = sub.add_parser("diff", help="list the claims two reports judge differently, at any scale; exit 1 "
                                     "when any does")
     d.add_argument("a")
@@ -76,7 +106,7 @@ def main(argv=None):
     s = sub.add_parser("stamp", help="fingerprint the sentence each claim quotes, after a review: "
                                      "its claims stop reading suspect")
     s.add_argument("ids", nargs="*", help="only these claims (default: every claim)")
-    s.add_argument("--registry", default="fixtures/claims.toml")
+    s.add_argument("--registry", help="default: the project's claimcheck_registry")
     args = ap.parse_args(argv)
     if args.cmd == "diff":
         a, b = _load(args.a), _load(args.b)

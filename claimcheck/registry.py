@@ -40,7 +40,8 @@ class Source:
         try:
             return self.path.read_text(encoding="utf-8")
         except OSError as e:
-            raise RegistryError(f"source {self.id}: cannot read {self.path}: {e.strerror or e}") from None
+            raise RegistryError(f"source {self.id}: cannot read {self.path} ({e.strerror or e}); fix its "
+                                "file in the registry's [[source]] table") from None
 
 
 @dataclass(frozen=True)

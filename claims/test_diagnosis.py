@@ -260,6 +260,7 @@ def test_wrong_claim(claim_diagnosis):
 def test_a_diagnosis_reaches_the_errata_and_never_changes_the_verdict(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     pytester.makefile(".toml", claims=REGISTRY)
+    pytester.makefile(".txt", it="The quote of X-01.")
     pytester.makepyfile(test_sample=TESTS)
     pytester.makeini("[pytest]\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n")
     r = pytester.runpytest("--claims-registry", "claims.toml", "--claims-report-dir", "out", "--runslow",

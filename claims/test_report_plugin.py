@@ -413,3 +413,30 @@ def test_training_progress_reaches_the_terminal_under_xdist(scratch, monkeypatch
     result, doc = _run(scratch, "test_progress.py", "-n", "2", subprocess=True)
     result.stdout.fnmatch_lines(["*[[]train[]] fam/arm/seed0 * done: 3 steps in * s"])
     assert [t["label"] for t in doc["runs"][0]["training"]] == ["fam/arm/seed0"]
+
+
+@pytest.mark.fast
+def test_a_missing_source_text_stops_the_run_with_one_line(scratch):
+    (scratch.path / "pl.txt").unlink()
+    result = scratch.runpytest("--claims-registry", "claims.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: source PL: cannot read */pl.txt (No such file or directory); fix its file "
+                                 "in the registry's *source* table"])
+
+
+@pytest.mark.fast
+def test_the_command_finds_the_registry_the_ini_names(scratch, monkeypatch, capsys):
+    from claimcheck.cli import default_registry
+    assert default_registry(scratch.path) is None  # tox.ini names none
+    (scratch.path / "pytest.ini").write_text("[pytest]\nclaimcheck_registry = claims.toml\n")
+    assert default_registry(scratch.path) == scratch.path / "claims.toml"
+    (scratch.path / "pyproject.toml").write_text('[tool.pytest.ini_options]\nclaimcheck_registry = "other.toml"\n')
+    assert default_registry(scratch.path) == scratch.path / "other.toml"  # pytest reads pyproject.toml first
+    monkeypatch.chdir(scratch.path)
+    (scratch.path / "pyproject.toml").unlink()
+    with pytest.raises(SystemExit) as e:
+        report_main(["stamp"])
+    assert e.value.code == 0 and (scratch.path / "claims.stamps.json").is_file()
+    (scratch.path / "pytest.ini").unlink()
+    with pytest.raises(SystemExit, match="^claimcheck: no registry: pass --registry"):
+        report_main(["stamp"])
