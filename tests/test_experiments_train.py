@@ -1,6 +1,6 @@
 """experiments/train.py's ``train`` record, field by field, on a run that learns.
 
-claims/test_experiments_units.py checks ``train`` at lr 0, where every model stays at its
+tests/test_experiments_units.py checks ``train`` at lr 0, where every model stays at its
 initialisation: there an evaluation at the wrong step, a warmup or a weight decay not passed
 on, or attention statistics of the wrong model read the same. Here the model moves (AdamW
 with a warmup, betas and weight decay of its own), and each number of the record is
@@ -40,7 +40,7 @@ pytestmark = pytest.mark.fast
 SEED = 3
 # the tiny GPT (7 symbols, windows of 4), its tokens and the hand-made windows scored with torch's
 # own cross-entropy: the same helpers as the other experiments/ unit tests
-from claims.test_experiments_units import TINY, _hand_windows, _tokens  # noqa: E402,F401
+from test_experiments_units import TINY, _hand_windows, _tokens  # noqa: E402,F401
 
 
 @torch.no_grad()
