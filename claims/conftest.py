@@ -1,7 +1,6 @@
 """Fixtures for the training claims: corpora, the run cache, and pins with provenance."""
 import json
 from dataclasses import asdict, is_dataclass
-import os
 import platform
 from datetime import datetime, timezone
 from pathlib import Path
@@ -33,7 +32,7 @@ def shakespeare_tokens():
 @pytest.fixture(scope="session")
 def ensure_runs(shakespeare_tokens):
     """``ensure_runs(specs)`` -> records, trained once across tests and xdist workers."""
-    quiet = os.environ.get("CLAIMS_TRAIN_LOG") is None
+    quiet = not env.TRAIN_LOG
 
     def ensure(specs):
         return runs.ensure(specs, log=(lambda *_: None) if quiet else print, progress=tracker)

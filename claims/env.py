@@ -3,6 +3,7 @@
     CLAIMS_SEED_OFFSET   an integer that shifts every training seed (default 0)
     CLAIMS_DEVICE        'cpu' or 'cuda': where the gpu tier trains (default: CUDA if present)
     CLAIMS_REQUIRE_DATA  '1': a missing corpus fails its tests instead of skipping them
+    CLAIMS_TRAIN_LOG     set: the training runs print their log lines
 
 They are read once, when this module is imported (the root conftest imports it first). A bad
 value is kept as one line in ``PROBLEMS``: the root conftest stops the run with it before any
@@ -35,6 +36,7 @@ def _device() -> str | None:
 SEED_OFFSET: int = _offset()
 DEVICE: str | None = _device()  # None: CUDA when torch sees one
 REQUIRE_DATA: bool = os.environ.get("CLAIMS_REQUIRE_DATA") == "1"
+TRAIN_LOG: bool = os.environ.get("CLAIMS_TRAIN_LOG") is not None
 
 
 def problem() -> str | None:

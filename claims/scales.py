@@ -13,9 +13,9 @@ that no verdict depends on the seeds it happens to run (pins, generated at 0, th
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
-import pytest
 
 from claimcheck.progress import tracker
+from claims import env
 from claims.env import DEVICE, no_corpus, seeds
 from experiments.cost import CostConfig
 from experiments.runs import RunSpec, memo_key, memo_many
@@ -326,7 +326,7 @@ WINOGRAD = WinogradScale({("leaky", "bag"): 1500, ("leaky", "1-block"): 1000,
 
 
 def _log():
-    return None if os.environ.get("CLAIMS_TRAIN_LOG") is None else print
+    return print if env.TRAIN_LOG else None
 
 
 

@@ -49,29 +49,30 @@ def _fast_run_of_the_suite(registry) -> dict:
                 outcome, f"{t.tiers[0]} tier: needs --runslow"),
             "tier": t.tiers[0], "scale": t.scale, "claims": list(t.claims), "records": [],
             "figures": [], "pins": []}
-    return render.build(registry, tests, [{"generated": "now", "commit": "test", "torch": "-", "device": "cpu"}],
+    return render.build(registry, tests, [{"generated": "now", "commit": "test"}],
                         {c for t in tests.values() for c in t["claims"]})
 
 
-def test_chromium_shows_every_claim_row_and_the_summary_counts(tmp_path):
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """(chromium, registry, doc, folder): the report of a fast run, written once with its chapters."""
     chromium = _chromium()
     if chromium is None:
         pytest.skip("no Chromium found: apt-get install chromium (Debian) to run the browser test")
     registry = load_registry(ROOT / "fixtures" / "claims.toml")
     doc = _fast_run_of_the_suite(registry)
-    render.write(doc, tmp_path / "report")
+    out = tmp_path_factory.mktemp("report")
+    render.write(doc, out, texts={sid: s.text() for sid, s in registry.sources.items()})
+    return chromium, registry, doc, out
+
+
+def test_chromium_shows_every_claim_row_and_the_summary_counts(written, tmp_path):
+    chromium, registry, doc, out = written
     shot = ROOT / "reports" / "report-screenshot.png"
     shot.parent.mkdir(exist_ok=True)
     shot.unlink(missing_ok=True)
     # One headless run dumps the DOM after the page's script ran and takes the screenshot.
-    run = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars", "--window-size=1280,2000",
-         f"--screenshot={shot}", "--dump-dom", (tmp_path / "report" / "index.html").as_uri()],
-        capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, f"chromium exited {run.returncode}: {run.stderr.strip()[-300:]}"
-    dom = run.stdout
+    dom = _run_chromium(chromium, tmp_path / "profile", (out / "index.html").as_uri(), f"--screenshot={shot}")
     shown = re.search(r'<output id="row-count" data-by-status="([^"]*)">(\d+)</output>', dom)
     assert shown, "the page's script did not count the rows (is JavaScript running?)"
     assert int(shown[2]) == len(registry) == 139
@@ -124,16 +125,9 @@ def _rgb(hexc: str) -> str:
     return f"rgb({r}, {g}, {b})"
 
 
-def test_chromium_shows_every_claims_quote_marked_in_its_verdicts_colour(tmp_path):
-    chromium = _chromium()
-    if chromium is None:
-        pytest.skip("no Chromium found: apt-get install chromium (Debian) to run the browser test")
-    registry = load_registry(ROOT / "fixtures" / "claims.toml")
-    doc = _fast_run_of_the_suite(registry)
-    out = tmp_path / "report"
-    render.write(doc, out, texts={sid: s.text() for sid, s in registry.sources.items()})
-    written = json.loads((out / "claims.json").read_text(encoding="utf-8"))
-    status = {c["id"]: c["status"] for c in written["claims"]}
+def test_chromium_shows_every_claims_quote_marked_in_its_verdicts_colour(written, tmp_path):
+    chromium, registry, doc, out = written
+    status = {c["id"]: c["status"] for c in json.loads((out / "claims.json").read_text(encoding="utf-8"))["claims"]}
     assert set(registry.sources) == {"IT", "PL"}
     for sid in registry.sources:
         page = out / "chapters" / f"{sid}.html"
