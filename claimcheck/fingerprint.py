@@ -6,6 +6,7 @@ the sentence(s) and their sha256. ``claimcheck stamp`` rewrites them after a rev
 Doorstop's ``clear`` does. A quote no longer found in its source is suspect whether or not it
 was ever stamped.
 """
+import functools
 import hashlib
 import json
 import re
@@ -21,14 +22,19 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+@functools.lru_cache(maxsize=8)
+def _lines(text: str) -> tuple[str, ...]:
+    """The text's lines, white space collapsed: once per text, not once per quote."""
+    return tuple(_norm(line) for line in text.splitlines())
+
+
 def sentences_of(text: str, quote: str) -> str | None:
     """The whole sentence(s) of ``text`` that the quote overlaps, white space collapsed; None when
     the quote is not in the text. A quote lies within one line: prose is one paragraph per line,
     and a line of a table or of program output is a unit of its own (a hard-wrapped paragraph
     has to be unwrapped first: its quotes read "quote not found")."""
     q = _norm(quote)
-    for line in text.splitlines():
-        line = _norm(line)
+    for line in _lines(text):
         at = line.find(q)
         if at < 0:
             continue

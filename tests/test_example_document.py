@@ -1,14 +1,12 @@
 """The plugin on a document that is not this one: examples/birthday/ runs as a pytest project of
-its own (its pytest.ini, registry, tiers and scales), in a subprocess, from a copy, so neither its
-report nor an edited text ever touches the repository, and this repository's conftest is never
-loaded. It installs nothing: the subprocess is this interpreter, with the plugin it already has."""
+its own (its pytest.ini, registry, tiers and scales), through pytester, from a copy, so neither
+its report nor an edited text ever touches the repository, and this repository's conftest is
+never loaded (the copy is its own rootdir). It installs nothing: the plugin is the one this
+interpreter already has, through its entry point."""
 import ast
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,28 +18,30 @@ DESIGNED = {"BDAY-01": "holds", "BDAY-02": "holds", "BDAY-03": "holds", "BDAY-04
             "BDAY-05": "diverges", "BDAY-06": "holds", "BDAY-07": "descriptive"}
 
 
-def _env() -> dict:
-    drop = ("CLAIMCHECK_RUN_DIR", "CLAIMS_PROGRESS_LOG", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT")
-    return {**{k: v for k, v in os.environ.items() if k not in drop}, "PYTEST_ADDOPTS": ""}
+class _Run:
+    """What a run printed and its exit code, as the checks below read them."""
+    def __init__(self, result):
+        self.returncode, self.stdout = int(result.ret), "\n".join(result.outlines)
 
 
 def _copy(dest: Path) -> Path:
-    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns("reports", "__pycache__", ".pytest_cache"))
+    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns("reports", "__pycache__", ".pytest_cache"),
+                    dirs_exist_ok=True)
     return dest
 
 
-def _run(project: Path) -> tuple[subprocess.CompletedProcess, dict]:
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-                           "--runslow"], cwd=project, env=_env(), capture_output=True, text=True, timeout=120)
-    report = project / "reports" / "claims.json"
-    assert report.is_file(), f"no report; exit {proc.returncode}:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
-    return proc, json.loads(report.read_text(encoding="utf-8"))
+def _run(pytester) -> tuple[_Run, dict]:
+    result = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--runslow")
+    report = pytester.path / "reports" / "claims.json"
+    out = _Run(result)
+    assert report.is_file(), f"no report; exit {out.returncode}:\n{out.stdout[-3000:]}"
+    return out, json.loads(report.read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="module")
-def baseline(tmp_path_factory):
-    project = _copy(tmp_path_factory.mktemp("example") / "birthday")
-    proc, doc = _run(project)
+@pytest.fixture
+def baseline(pytester):
+    project = _copy(pytester.path)
+    proc, doc = _run(pytester)
     return project, proc, doc
 
 
@@ -90,9 +90,8 @@ def test_the_example_uses_nothing_from_this_document():
     assert not (EXAMPLE / "conftest.py").exists()
 
 
-def test_editing_one_word_makes_exactly_its_sentences_claims_suspect(baseline, tmp_path):
-    _, _, before = baseline
-    project = _copy(tmp_path / "birthday")
+def test_editing_one_word_makes_exactly_its_sentences_claims_suspect(baseline, pytester):
+    project, _, before = baseline
     stamps = json.loads((project / "claims.stamps.json").read_text(encoding="utf-8"))["claims"]
     quoting = {cid for cid, s in stamps.items() if s["sentence"].startswith("Multiplied out,")}
     assert quoting == {"BDAY-03", "BDAY-04"}  # two claims quote that one sentence
@@ -101,7 +100,7 @@ def test_editing_one_word_makes_exactly_its_sentences_claims_suspect(baseline, t
     assert original.count("Multiplied out,") == 1
     text.write_text(original.replace("Multiplied out,", "Worked out,"), encoding="utf-8")
 
-    proc, after = _run(project)
+    proc, after = _run(pytester)
     assert proc.returncode == 0, proc.stdout[-3000:]  # a suspect sentence flags, it fails no test
     old = {c["id"]: c for c in before["claims"]}
     for c in after["claims"]:
