@@ -67,7 +67,7 @@ def annotate(doc: dict, source_id: str, text: str) -> str:
     counts = {s: sum(c["status"] == s for c in claims) for s in STATUSES}
     css = "\n".join(f".{s} {{ --fg: {fg}; --bg: {bg}; }}" for s, (fg, bg) in COLOURS.items())
     legend = " ".join(f'<span class="{s} pill">{counts[s]} {s}</span>' for s in STATUSES if counts[s])
-    note = (f'<p class="meta">Quotes not found in this text: {", ".join(missing)}</p>' if missing else "")
+    note = (f'<p class="meta">Quotes not found in this text: {html.escape(", ".join(missing))}</p>' if missing else "")
     body = _emit(text, 0, len(text), [(a, b, c, i, False) for a, b, c, i in found])
     return f"""<!doctype html>
 <html lang="en">

@@ -20,18 +20,25 @@ from .verdict import diff, merge_test
 
 
 def default_registry(folder: Path = Path(".")) -> Path | None:
-    """The registry the project's ini names, as pytest reads it (pyproject.toml first)."""
+    """The registry the project's ini names, in pytest's order: pytest.ini (whatever it holds),
+    then pyproject.toml, tox.ini and setup.cfg."""
+    def ini(name, section):
+        cp = configparser.ConfigParser(interpolation=None)
+        cp.read(folder / name, encoding="utf-8")
+        return cp.get(section, "claimcheck_registry").strip() if cp.has_option(section, "claimcheck_registry") else None
+
+    if (folder / "pytest.ini").is_file():
+        found = ini("pytest.ini", "pytest")
+        return folder / found if found else None
     pyproject = folder / "pyproject.toml"
     if pyproject.is_file():
-        ini = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {})
-        if ini.get("ini_options", {}).get("claimcheck_registry"):
-            return folder / ini["ini_options"]["claimcheck_registry"]
-    for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
-        if (folder / name).is_file():
-            cp = configparser.ConfigParser(interpolation=None)
-            cp.read(folder / name, encoding="utf-8")
-            if cp.has_option(section, "claimcheck_registry"):
-                return folder / cp.get(section, "claimcheck_registry").strip()
+        options = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {})
+        if "ini_options" in options:
+            found = options["ini_options"].get("claimcheck_registry")
+            return folder / found if found else None
+    for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        if (folder / name).is_file() and ini(name, section):
+            return folder / ini(name, section)
     return None
 
 

@@ -87,7 +87,8 @@ def markdown(doc: dict) -> str:
         out += ["", "### Divergences at a lower scale only", "",
                 "These hold at the highest scale that ran; a reduced configuration does not show "
                 "what the text says.", ""]
-        out += head + [f"| {c['id']} | {cell(headline_text(c))} | {cell(c['quote'])} | "
+        out += head + [f"| {c['id']} | {cell(headline_text(c))} | {(c.get('diagnosis') or {}).get('kind') or '—'} | "
+                       f"{cell(c['quote'])} | "
                        f"{cell(c['expected'])} | {cell(c['measured'])} | "
                        + cell("; ".join(c["scales"][s]["reason"] for s in lower_scale_divergences(c)))
                        + " |" for c in lower]

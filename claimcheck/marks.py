@@ -83,7 +83,8 @@ def settings_from_ini(config) -> Settings:
         scales[name] = (words or name, doc)
     scales = scales or dict(SCALES)
     default = _pairs(config.getini("claimcheck_default_scales"), "claimcheck_default_scales") \
-        if config.getini("claimcheck_default_scales") else {t: s for t, s in DEFAULT_SCALE.items() if t in tiers}
+        if config.getini("claimcheck_default_scales") else {t: s for t, s in DEFAULT_SCALE.items()
+                                                             if t in tiers and s in scales}
     slow = tuple(config.getini("claimcheck_slow_tiers") or [t for t in SLOW_TIERS if t in tiers])
     for tier, scale in default.items():
         if tier not in tiers or scale not in scales:

@@ -64,6 +64,8 @@ def pytest_configure(config):
     reg = config.getoption("--claims-registry") or config.getini("claimcheck_registry")
     if not reg:  # installed, but this project keeps no registry: stay out of the way
         return
+    if config.option.help or config.option.version:
+        return
     settings = settings_from_ini(config)
     config.addinivalue_line("markers", "claim(*ids): the registry's claims this test proves")
     config.addinivalue_line("markers", "diagnosis(id): the test reports the claim's diagnosis grid; "
@@ -71,17 +73,19 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "scale(name): the scale the test measures at: " + ", ".join(settings.scales))
     for tier, doc in settings.tiers.items():
         config.addinivalue_line("markers", f"{tier}: {doc}")
-    try:
+    try:  # a missing text or a broken stamps file is one line now, not a lost report later
         registry = load_registry(root / reg, tuple(settings.tiers))
-        for source in registry.sources.values():  # a missing text is one line now, not a report's hole later
-            source.text()
-    except RegistryError as e:
+        texts = {sid: source.text() for sid, source in registry.sources.items()}
+        stamps = fingerprint.load_stamps(fingerprint.stamps_path(registry))
+    except (RegistryError, ValueError) as e:
         raise pytest.UsageError(str(e)) from None
     outdir = root / (config.getoption("--claims-report-dir") or config.getini("claimcheck_report_dir"))
     reporter = ClaimReporter(config, registry, outdir, settings)
+    reporter.texts, reporter.stamps = texts, stamps
     config.stash[_KEY] = reporter
     config.pluginmanager.register(reporter, "claimcheck-reporter")
-    progress.register(config, reporter.run_dir)
+    if not reporter.quiet:
+        progress.register(config, reporter.run_dir)
 
 
 def registry_of(config):
@@ -211,7 +215,7 @@ def _settle_tier(item) -> None:
     """A document may move a test to another tier (pytest_claimcheck_tier); the test keeps its
     marker's scale, and carries the new tier's marker too, so ``-m <tier>`` selects it."""
     marked, scale = _marked_tier(item), _scale(item)
-    moved = item.config.hook.pytest_claimcheck_tier(item=item, tier=marked)
+    moved = item.ihook.pytest_claimcheck_tier(item=item, tier=marked)  # the conftests above the test only
     if moved and moved != marked:
         if moved not in item.config.stash[_KEY].settings.tiers:
             raise pytest.UsageError(f"{item.nodeid}: pytest_claimcheck_tier moved it to {moved!r}, not a tier")
@@ -278,6 +282,10 @@ class ClaimReporter:
         self.is_worker = hasattr(config, "workerinput")
         self.doc = None
         self.notes: list[str] = []
+        self.texts, self.stamps = {}, None
+        # no report for a run that runs nothing: --co (an editor discovering tests), --fixtures
+        self.quiet = bool(config.getoption("--no-claims-report") or config.option.collectonly
+                          or getattr(config.option, "showfixtures", False))
         if self.is_worker and os.environ.get(RUN_ENV):
             self.run_dir = Path(os.environ[RUN_ENV])
         else:  # the controlling process, or a pytest run inside a test: a run of its own
@@ -310,10 +318,12 @@ class ClaimReporter:
             t = self.tests.get(item.nodeid)
             if t is None:
                 continue
-            if keyword and not mark:
+            if mark:
+                why = f"{t['tier']} tier not selected (-m {mark!r})"
+            elif keyword:
                 why = f"deselected by -k {keyword!r}"
-            else:
-                why = f"{t['tier']} tier not selected" + (f" (-m {mark!r})" if mark else "")
+            else:  # --deselect, --lf, another plugin
+                why = "deselected"
             t.update(outcome="deselected", reason=why)
 
     def pytest_sessionfinish(self, session):
@@ -322,7 +332,7 @@ class ClaimReporter:
                 {n: {k: t[k] for k in ("outcome", "reason", "tier", "scale", "claims")}
                  for n, t in self.tests.items() if t["outcome"] in ("deselected", "not-reported")})
             return
-        if self.config.getoption("--no-claims-report") or not self.tests:
+        if self.quiet or not self.tests:
             return
         self._write()
 
@@ -378,25 +388,19 @@ class ClaimReporter:
         # Only an assertion that fails in the test's own call is a divergence; an expected
         # failure anywhere else (setup, teardown, pytest.xfail()) is a failure of the suite.
         marked = any(is_divergence_mark(m) for m in item.iter_markers("xfail"))
-        if call.when != "call" or not marked:
+        asserted = call.excinfo is not None and call.excinfo.errisinstance(AssertionError)
+        if call.when != "call" or not marked or not asserted:
             where = "in setup" if call.when == "setup" else "in teardown" if call.when == "teardown" \
-                else "without claimcheck.diverges"
+                else "without claimcheck.diverges" if not marked else "by pytest.xfail(), not a failed assertion"
             rep.outcome = "failed"
             rep.claimcheck_note = f"an expected failure {where} is not a divergence: {rep.wasxfail or 'xfail'}"
             del rep.wasxfail
 
     # -- output ------------------------------------------------------------------------
-    def _texts(self) -> dict[str, str]:
-        return {sid: source.text() for sid, source in self.registry.sources.items()}
-
     def _suspects(self, texts) -> dict:
         """The claims whose sentence changed since it was stamped; no stamps file, no check
         but 'quote not found', and a note that says how to stamp."""
-        path = fingerprint.stamps_path(self.registry)
-        try:
-            stamps = fingerprint.load_stamps(path)
-        except ValueError as e:
-            raise pytest.UsageError(str(e)) from None
+        path, stamps = fingerprint.stamps_path(self.registry), self.stamps
         if stamps is None:
             self.notes.append(f"no fingerprints in {path.name}: changed sentences cannot be flagged; "
                               "run `claimcheck stamp` once the quotes are reviewed")
@@ -422,7 +426,7 @@ class ClaimReporter:
         root = Path(self.config.rootpath)
         suite = claims_named(root, self.config.getini("testpaths"), tuple(self.settings.tiers))
         run["training"] = progress.finished(self.run_dir / "progress.log")
-        texts = self._texts()
+        texts = self.texts  # read at configure: the text the tests were judged against
         self.doc = report.build(self.registry, self.tests, [run], suite, self.settings,
                                 self._suspects(texts), self.config.getini("claimcheck_title"))
         self.doc["runs"][0]["tiers"] = self.doc["tiers"]
@@ -459,5 +463,8 @@ def publish(run_dir: Path, outdir: Path) -> None:
         dest = outdir / src.relative_to(run_dir)
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dest)
+        try:
+            shutil.copyfile(src, tmp)
+            os.replace(tmp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)

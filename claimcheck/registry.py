@@ -102,6 +102,12 @@ def _claim(entry: dict, n: int, path: Path, sources: dict, tiers) -> Claim:
     unknown = set(entry) - set(REQUIRED) - set(OPTIONAL)
     if unknown:
         raise RegistryError(f"{name} has unknown field(s) {', '.join(sorted(unknown))}")
+    for key in (*REQUIRED, *OPTIONAL):
+        if key in entry and key != "quote" and not isinstance(entry[key], str):
+            raise RegistryError(f"{name}: {key} must be a string, got {type(entry[key]).__name__}")
+    parts = entry["quote"] if isinstance(entry["quote"], list) else [entry["quote"]]
+    if not parts or not all(isinstance(q, str) and q.strip() for q in parts):
+        raise RegistryError(f"{name}: quote must be a non-empty string, or a list of them")
     if entry["source"] not in sources:
         raise RegistryError(f"{name}: source must be one of {', '.join(sources) or 'the [[source]] ids'}, "
                             f"got {entry['source']!r}")

@@ -10,6 +10,7 @@ value is kept as one line in ``PROBLEMS``: the root conftest stops the run with 
 test, and a command (``python -m claims.evidence``) exits with it; nothing reads the bad value.
 """
 import os
+import re
 
 import pytest
 
@@ -18,7 +19,7 @@ PROBLEMS: list[str] = []
 
 def _offset() -> int:
     raw = os.environ.get("CLAIMS_SEED_OFFSET") or "0"
-    if not raw.strip().lstrip("-").isdigit():
+    if not re.fullmatch(r"\s*-?\d+\s*", raw):
         PROBLEMS.append(f"CLAIMS_SEED_OFFSET={raw!r}: give an integer that shifts every training seed, "
                         "or leave it unset")
         return 0

@@ -25,6 +25,7 @@ def reread(monkeypatch):
     ("CLAIMS_SEED_OFFSET", "abc", "CLAIMS_SEED_OFFSET='abc': give an integer that shifts every training seed, "
                                   "or leave it unset"),
     ("CLAIMS_SEED_OFFSET", "1.5", "CLAIMS_SEED_OFFSET='1.5': give an integer"),
+    ("CLAIMS_SEED_OFFSET", "--1", "CLAIMS_SEED_OFFSET='--1': give an integer"),
     ("CLAIMS_DEVICE", "tpu", "CLAIMS_DEVICE='tpu': use 'cpu' or 'cuda', or leave it unset"),
 ])
 def test_a_bad_variable_is_one_usage_line_and_never_read(reread, var, value, line, pytestconfig):

@@ -101,6 +101,9 @@ def test_a_missing_registry_says_where_it_looked(tmp_path):
     (GOOD + 'full_tier = "cuda"\n', "claims.toml: claim #1 (X-01): full_tier must be one of fast, slow, gpu, none, got 'cuda'"),
     (GOOD + 'untestable = "why"\n', "claims.toml: claim #1 (X-01): a descriptive claim, and only one, says why it is untestable"),
     ("# no claims\n", "claims.toml holds no [[claim]] tables"),
+    (GOOD.replace('kind = "exact"', 'kind = 1'), "claims.toml: claim #1 (X-01): kind must be a string, got int"),
+    (GOOD.replace('quote = "q"', 'quote = ""'), "claims.toml: claim #1 (X-01): quote must be a non-empty string, or a list of them"),
+    (GOOD.replace('quote = "q"', 'quote = ["q", 1]'), "claims.toml: claim #1 (X-01): quote must be a non-empty string, or a list of them"),
 ])
 def test_each_malformation_has_its_own_message(tmp_path, text, message):
     path = tmp_path / "claims.toml"

@@ -255,6 +255,12 @@ def test_setup(broken):
 @pytest.mark.claim("U-01")
 def test_imperative():
     pytest.xfail("I give up")
+
+@pytest.mark.fast
+@pytest.mark.claim("M-01")
+@diverges("canned")
+def test_imperative_under_diverges():
+    pytest.xfail("the mark is there, but no assertion failed")
 '''
 
 
@@ -265,6 +271,7 @@ def test_an_assertion_in_setup_or_pytest_xfail_is_never_a_divergence(scratch):
     by = {c["id"]: c for c in doc["claims"]}
     assert by["P-01"]["status"] == "fails" and "in setup is not a divergence" in by["P-01"]["reason"]
     assert by["U-01"]["status"] == "fails" and "not a divergence" in by["U-01"]["reason"]
+    assert by["M-01"]["status"] == "fails" and "by pytest.xfail(), not a failed assertion" in by["M-01"]["reason"]
 
 
 @pytest.mark.fast
@@ -431,7 +438,10 @@ def test_the_command_finds_the_registry_the_ini_names(scratch, monkeypatch, caps
     (scratch.path / "pytest.ini").write_text("[pytest]\nclaimcheck_registry = claims.toml\n")
     assert default_registry(scratch.path) == scratch.path / "claims.toml"
     (scratch.path / "pyproject.toml").write_text('[tool.pytest.ini_options]\nclaimcheck_registry = "other.toml"\n')
-    assert default_registry(scratch.path) == scratch.path / "other.toml"  # pytest reads pyproject.toml first
+    assert default_registry(scratch.path) == scratch.path / "claims.toml"  # pytest.ini first, as pytest reads
+    (scratch.path / "pytest.ini").rename(scratch.path / "kept.ini")
+    assert default_registry(scratch.path) == scratch.path / "other.toml"  # then pyproject.toml
+    (scratch.path / "kept.ini").rename(scratch.path / "pytest.ini")
     monkeypatch.chdir(scratch.path)
     (scratch.path / "pyproject.toml").unlink()
     with pytest.raises(SystemExit) as e:
@@ -440,3 +450,31 @@ def test_the_command_finds_the_registry_the_ini_names(scratch, monkeypatch, caps
     (scratch.path / "pytest.ini").unlink()
     with pytest.raises(SystemExit, match="^claimcheck: no registry: pass --registry"):
         report_main(["stamp"])
+
+
+@pytest.mark.fast
+def test_collecting_only_writes_no_report(scratch):
+    result = scratch.runpytest("--claims-registry", "claims.toml", "--claims-report-dir", "out", "--co")
+    assert result.ret == 0 and not (scratch.path / "out").exists()
+
+
+@pytest.mark.fast
+def test_a_document_with_scales_of_its_own_needs_no_default_scales(scratch):
+    scratch.makeini("[pytest]\nclaimcheck_scales =\n    quick: by formula\n    deep (deep scale): by simulation\n")
+    scratch.makepyfile(test_own='import pytest\n@pytest.mark.fast\n@pytest.mark.scale("deep")\n'
+                                '@pytest.mark.claim("P-01")\ndef test_x(claim_record):\n    claim_record("P-01", 1)\n')
+    result, doc = _run(scratch, "test_own.py")
+    assert result.ret == 0 and doc["scales"] == {"quick": "quick", "deep": "deep scale"}
+    (p01,) = [c for c in doc["claims"] if c["id"] == "P-01"]
+    assert p01["headline"] == "holds (deep scale)"
+
+
+@pytest.mark.fast
+def test_every_errata_table_row_has_its_header_s_columns(scratch):
+    _, doc = _run(scratch)
+    md = (scratch.path / "out" / "claims.md").read_text(encoding="utf-8")
+    lower = md.split("### Divergences at a lower scale only", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in lower.splitlines() if line.startswith("|")]
+    cells = lambda line: len(line.replace("\\|", "").split("|")) - 2  # noqa: E731
+    assert len(rows) >= 3 and {cells(r) for r in rows} == {7}, rows  # header, rule, G-01
+    assert any(r.startswith("| G-01 | holds (full scale); diverges at CI scale | — |") for r in rows), rows
