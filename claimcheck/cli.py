@@ -91,7 +91,7 @@ def _registry(path):
 
 def _texts(registry) -> dict[str, str]:
     try:
-        return {sid: s.text() for sid, s in registry.sources.items()}
+        return registry.texts()
     except RegistryError as e:
         raise SystemExit(f"claimcheck: {e}") from None
 

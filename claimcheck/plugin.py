@@ -75,7 +75,7 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{tier}: {doc}")
     try:  # a missing text or a broken stamps file is one line now, not a lost report later
         registry = load_registry(root / reg, tuple(settings.tiers))
-        texts = {sid: source.text() for sid, source in registry.sources.items()}
+        texts = registry.texts()
         stamps = fingerprint.load_stamps(fingerprint.stamps_path(registry))
     except (RegistryError, ValueError) as e:
         raise pytest.UsageError(str(e)) from None

@@ -82,6 +82,10 @@ class Registry(Mapping):
     def __len__(self):
         return len(self.claims)
 
+    def texts(self) -> dict[str, str]:
+        """source ID -> its text; RegistryError names a source whose file cannot be read."""
+        return {sid: source.text() for sid, source in self.sources.items()}
+
 
 def _source(entry: dict, n: int, path: Path) -> Source:
     name = f"{path.name}: source #{n} ({entry.get('id', 'no id')})"

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from .badge import badge_json, badge_svg, badge_text
+from .chapters import annotate
 from .html import page
 from .markdown import markdown
 from .marks import DEFAULT, Settings
@@ -48,7 +49,6 @@ def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings 
 def write(doc: dict, outdir: Path, texts: dict[str, str] | None = None) -> list[Path]:
     """Every file of the report into ``outdir``; with ``texts`` (source ID -> its text), each
     source annotated with its claims' verdicts under ``chapters/``."""
-    from .chapters import annotate
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     label, message, hexc, _ = badge_text(doc)

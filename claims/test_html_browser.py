@@ -62,7 +62,7 @@ def written(tmp_path_factory):
     registry = load_registry(ROOT / "fixtures" / "claims.toml")
     doc = _fast_run_of_the_suite(registry)
     out = tmp_path_factory.mktemp("report")
-    render.write(doc, out, texts={sid: s.text() for sid, s in registry.sources.items()})
+    render.write(doc, out, texts=registry.texts())
     return chromium, registry, doc, out
 
 

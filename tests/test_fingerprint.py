@@ -75,7 +75,7 @@ def test_a_quote_not_in_the_text_gives_none():
 
 def _real():
     registry = load_registry(FIXTURES / "claims.toml")
-    texts = {sid: s.text() for sid, s in registry.sources.items()}
+    texts = registry.texts()
     return registry, texts, fingerprint.load_stamps(fingerprint.stamps_path(registry))
 
 
@@ -156,7 +156,7 @@ def test_one_word_changed_outside_a_quote_makes_exactly_the_claims_of_that_sente
 
     registry = load_registry(path)
     assert registry.sources[claim.source].path == copy.resolve()  # the copy is what is read
-    now = {sid: s.text() for sid, s in registry.sources.items()}
+    now = registry.texts()
     suspects = fingerprint.check(registry, now, fingerprint.load_stamps(fingerprint.stamps_path(registry)))
 
     # the claims whose stamped sentence(s) include the edited sentence, and only they
@@ -185,7 +185,7 @@ def test_one_word_changed_inside_a_quote_reads_quote_not_found(tmp_path):
     (tmp_path / real.sources[claim.source].file).write_text(edited, encoding="utf-8")
 
     registry = load_registry(path)
-    now = {sid: s.text() for sid, s in registry.sources.items()}
+    now = registry.texts()
     suspects = fingerprint.check(registry, now, fingerprint.load_stamps(fingerprint.stamps_path(registry)))
 
     # a claim loses its quote when some part of it had every occurrence cover the edited word
@@ -244,7 +244,7 @@ def test_stamping_one_claim_leaves_the_others_as_they_were(tmp_path, capsys):
     data["claims"][second] = dict(stale)
     fingerprint.save_stamps(stamps_file, data["claims"])
     registry = load_registry(path)
-    texts = {sid: s.text() for sid, s in registry.sources.items()}
+    texts = registry.texts()
     assert set(fingerprint.check(registry, texts, fingerprint.load_stamps(stamps_file))) == {first, second}
 
     code, out = _stamp(capsys, "--registry", str(path), first)
