@@ -687,15 +687,15 @@ def test_winograd_score_reads_the_word_after_so_the_and_compares_the_pair():
 
 
 def test_winograd_referents_tasks_and_model_configs():
-    """A crosser adjective names x, a crossed one y; the fixed task holds out one order of 40
-    pairs (320 sentences) and trains on the other 200 orders (1,600); the leaky one holds out 16
-    of 64 animal-place pairs. The bag is one uniform-mean layer with nothing else."""
+    """A crosser adjective names x, a crossed one y; the fixed task holds out one order of 43
+    pairs (344 sentences) and trains on the other 197 orders (1,576); the leaky one holds out 15
+    of 64 animal-place pairs (120 sentences). The bag is one uniform-mean layer with nothing else."""
     task = fixed_task()
-    assert (len(task.train), len(task.held_out)) == (200 * 8, 40 * 8)
+    assert (len(task.train), len(task.held_out)) == (197 * 8, 43 * 8)
     assert all((e.ref, e.other) == ((e.x, e.y) if e.adj in CROSSER else (e.y, e.x)) for e in task.held_out)
     assert fixed_task(seed=1).held_out != task.held_out and fixed_task().held_out == task.held_out
     leaky = leaky_task()
-    assert (len(leaky.train), len(leaky.held_out)) == (48 * 8, 16 * 8)
+    assert (len(leaky.train), len(leaky.held_out)) == (49 * 8, 15 * 8)
     assert task.encode(task.held_out[:2]).shape == (2, 18)
     bag = model_config(task, "bag", d_model=8)
     assert (bag.mixer, bag.n_layer, bag.mlp, bag.residual, bag.positions, bag.vocab_size, bag.block_size) == \
