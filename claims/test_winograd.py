@@ -396,3 +396,17 @@ def test_the_winograd_runs_match_their_pin(winograd, pin):
         config={"steps": {f"{t}/{k}": v for (t, k), v in STEPS.items()}, "seeds": SEEDS,
                 "d_model": WINOGRAD.d_model, "lr": WINOGRAD.lr, "batch": 64,
                 "held_pairs": {t: WINOGRAD.held_pairs(t) for t in ("leaky", "fixed")}})
+
+
+# ---- the diagnosis (issue 21): the same checks at every point of each claim's grid -----------
+# claims/grids.py WINOGRAD_GRIDS, declared before their results; the points' runs are committed
+# records (python -m claims.winograd_evidence), the stated point the verdict's own runs.
+
+from claims.diagnosis import diagnosis_test  # noqa: E402
+from claims.grids import WINOGRAD_GRIDS  # noqa: E402
+
+test_wino02_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-02"], claim_rule("WINO-02"), "winograd_point_runs", "slow")
+test_wino07_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-07"], claim_rule("WINO-07"), "winograd_point_runs", "slow")
+test_wino09_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-09"], claim_rule("WINO-09"), "winograd_point_runs", "slow")
+test_wino10_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-10"], claim_rule("WINO-10"), "winograd_point_runs", "slow")
+test_wino11_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-11"], claim_rule("WINO-11"), "winograd_point_runs", "slow")

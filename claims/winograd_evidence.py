@@ -1,0 +1,220 @@
+"""The Winograd diagnosis grid's evidence: the points of ``claims.grids.WINOGRAD_GRIDS``, trained on
+the CPU and recorded as small JSON files with their provenance, one per (point, task, model):
+
+    fixtures/evidence/winograd/explore/<point>/<task>-<model>.json
+    python -m claims.winograd_evidence          # record every point not yet recorded
+
+The stated point is the verdict's own runs, which the slow tier trains; a point records only the
+models whose settings it changes (a point that changes the fixed task's held-out set leaves the
+leaky task's models as they are, and reads them from the stated runs). A record is checked
+against its schema in the fast tier and its first steps are retrained in the slow tier, like the
+families' records (claims/evidence.py).
+"""
+import json
+import math
+import platform
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from claims.evidence import EVIDENCE, REPLAY_RTOL, REPLAY_STEPS, InvalidRecord, _commit, _shown
+from claims.scales import WINOGRAD, WinogradRuns, train_winograd
+
+FAMILY = "winograd"
+PROVENANCE = ("device", "device_name", "machine", "torch", "commit", "code", "date", "wall_s")
+COMMAND = "python -m claims.winograd_evidence"
+
+
+def points() -> list:
+    """Every trained point's WinogradScale, once (the five claims share them)."""
+    from claims.grids import WINOGRAD_GRIDS
+    seen = {}
+    for grid in WINOGRAD_GRIDS.values():
+        for p in grid.trained():
+            seen.setdefault(p.scale.name, p.scale)
+    return list(seen.values())
+
+
+def changed(scale) -> list[tuple[str, str]]:
+    """The (task, model)s whose settings the point changes: the ones it trains and records."""
+    return [m for m in scale.models if scale.arm(*m) != WINOGRAD.arm(*m)]
+
+
+def path(point: str, task: str, kind: str):
+    return EVIDENCE / FAMILY / "explore" / point / f"{task}-{kind}.json"
+
+
+def record_paths() -> list:
+    return sorted((EVIDENCE / FAMILY / "explore").glob("*/*.json"))
+
+
+def pending() -> list[tuple[object, tuple[str, str]]]:
+    return [(s, m) for s in points() for m in changed(s) if not path(s.name, *m).is_file()]
+
+
+def record(log=print) -> list:
+    """Train and record every pending (point, model), cheapest settings first as listed."""
+    import torch
+    from claims.evidence import _device_name
+    from experiments.data import write_atomic
+    from experiments.runs import code_version
+    todo, written = pending(), []
+    log(f"winograd: {len(todo)} (point, model) set(s) to train on cpu ({torch.get_num_threads()} threads)")
+    for scale, (task, kind) in todo:
+        arm, start = scale.arm(task, kind), time.perf_counter()
+        result = train_winograd(arm)
+        rec = {"family": FAMILY, "point": scale.name, "arm": f"{task}/{kind}", "config": arm, "result": result,
+               "provenance": {"device": "cpu", "device_name": _device_name("cpu"), "machine": platform.machine(),
+                              "torch": torch.__version__, "commit": _commit(), "code": code_version(),
+                              "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                              "wall_s": round(time.perf_counter() - start, 2)}}
+        out = path(scale.name, task, kind)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(out, (json.dumps(rec, indent=1) + "\n").encode())
+        acc = [r["final"]["accuracy"] for r in result["runs"]]
+        log(f"  {scale.name} {task}/{kind}: held-out accuracy {min(acc):.3f}-{max(acc):.3f} over "
+            f"{len(acc)} seeds, {rec['provenance']['wall_s'] / 60:.1f} min -> {_shown(out)}")
+        written.append(out)
+    return written
+
+
+# ---- the schema ------------------------------------------------------------------------------
+
+def _unit(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and 0 <= x <= 1
+
+
+def problems(rec) -> list[str]:
+    """Every way ``rec`` breaks the Winograd record's schema, each naming its field; empty for a
+    sound record. Scores are fractions in [0, 1], each run's final scores equal its curve's last
+    point, the curve ends at the configured steps, attention rows are distributions."""
+    from experiments.train import FIRST_LOSSES
+    from experiments.winograd import ADJECTIVES
+    if not isinstance(rec, dict):
+        return [f"record: an object expected, got {type(rec).__name__}"]
+    out = []
+    if rec.get("family") != FAMILY:
+        out.append(f"family: {FAMILY!r} expected, got {rec.get('family')!r}")
+    scales = {s.name: s for s in points()}
+    if rec.get("point") not in scales:
+        return out + [f"point: one of {', '.join(scales)} expected, got {rec.get('point')!r}"]
+    scale = scales[rec["point"]]
+    models = {f"{t}/{k}": (t, k) for t, k in changed(scale)}
+    if rec.get("arm") not in models:
+        return out + [f"arm: one of {', '.join(models)} expected, got {rec.get('arm')!r}"]
+    task, kind = models[rec["arm"]]
+    cfg = rec.get("config")
+    if cfg != scale.arm(task, kind):
+        out.append(f"config: {scale.arm(task, kind)} expected (the point's settings), got {cfg!r:.80}")
+        return out
+    runs = (rec.get("result") or {}).get("runs") if isinstance(rec.get("result"), dict) else None
+    if not isinstance(runs, list) or [r.get("seed") if isinstance(r, dict) else None for r in runs] != cfg["seeds"]:
+        return out + [f"result.runs: one run per seed {cfg['seeds']} expected"]
+    for i, r in enumerate(runs):
+        where = f"result.runs[{i}]"
+        curve = r.get("curve")
+        if not isinstance(curve, list) or not curve or not all(isinstance(p, dict) for p in curve):
+            out.append(f"{where}.curve: a non-empty list of evaluations expected")
+            continue
+        steps = [p.get("step") for p in curve]
+        if not all(isinstance(s, int) for s in steps) or any(b <= a for a, b in zip(steps, steps[1:])):
+            out.append(f"{where}.curve.step: increasing integers expected, got {steps!r:.60}")
+        elif steps[-1] != cfg["steps"]:
+            out.append(f"{where}.curve.step: ends at {steps[-1]}, but the point trains {cfg['steps']} steps")
+        for p in curve:
+            bad = [k for k in ("accuracy", "pair_accuracy", "wrong_noun") if not _unit(p.get(k))]
+            if bad:
+                out.append(f"{where}.curve: {', '.join(bad)} in [0, 1] expected at step {p.get('step')}")
+                break
+        if r.get("final") != curve[-1]:
+            out.append(f"{where}.final: {r.get('final')!r:.60} disagrees with its own curve's last point")
+        losses = r.get("first_losses")
+        if not (isinstance(losses, list) and len(losses) == FIRST_LOSSES
+                and all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in losses)):
+            out.append(f"{where}.first_losses: a list of {FIRST_LOSSES} finite positive losses expected")
+        if (task, kind) == ("fixed", "2-blocks"):
+            for key in ("rows", "rows_held"):
+                rows = r.get(key)
+                ok = (isinstance(rows, dict) and set(rows) == set(ADJECTIVES) and all(
+                    isinstance(b, list) and len(b) == 2 and all(
+                        isinstance(row, list) and len(row) == 15 and all(_unit(w) for w in row)
+                        and abs(sum(row) - 1) < 1e-4 for row in b) for b in rows.values()))
+                if not ok:
+                    out.append(f"{where}.{key}: per adjective, 2 blocks of 15 weights summing to 1 expected")
+    prov = rec.get("provenance")
+    if not isinstance(prov, dict):
+        return out + ["provenance: an object expected"]
+    out += [f"provenance.{k}: missing" for k in PROVENANCE if k not in prov]
+    if "wall_s" in prov and not (isinstance(prov["wall_s"], (int, float)) and prov["wall_s"] > 0):
+        out.append(f"provenance.wall_s: a positive number expected, got {prov['wall_s']!r}")
+    if isinstance(prov.get("date"), str):
+        try:
+            datetime.fromisoformat(prov["date"])
+        except ValueError:
+            out.append(f"provenance.date: an ISO date expected, got {prov['date']!r}")
+    return out
+
+
+def load(point: str, task: str, kind: str) -> dict | None:
+    """The record, or None; InvalidRecord names the field it breaks."""
+    p = path(point, task, kind)
+    if not p.is_file():
+        return None
+    try:
+        rec = json.loads(p.read_text())
+    except json.JSONDecodeError as e:
+        raise InvalidRecord(f"{_shown(p)} is not JSON ({e}); restore it from git or rerun `{COMMAND}`") from None
+    bad = problems(rec)
+    if bad:
+        raise InvalidRecord(f"{_shown(p)} breaks the Winograd record's schema: {'; '.join(bad)}; restore it "
+                            f"from git or rerun `{COMMAND}`")
+    return rec
+
+
+def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
+    """A point's runs: its own records for the models it changes, the stated runs for the rest. A
+    missing record skips naming the command; a broken one fails (never a divergence)."""
+    records, evidence = {}, set()
+    for task, kind in scale.models:
+        if (task, kind) not in changed(scale):
+            records[task, kind] = {"runs": [stated.record(task, kind, s) for s in stated.seeds]}
+            continue
+        try:
+            rec = load(scale.name, task, kind)
+        except InvalidRecord as e:
+            pytest.fail(str(e), pytrace=False)
+        if rec is None:
+            raise pytest.skip.Exception(f"no Winograd evidence for {scale.name} {task}/{kind}: run `{COMMAND}`",
+                                        _use_item_location=True)
+        records[task, kind] = rec["result"]
+        prov = rec["provenance"]
+        evidence.add(f"{prov['device_name']}, {prov['date'][:10]}")
+    return WinogradRuns(scale, records, evidence)
+
+
+def replay_movement(rec: dict) -> float:
+    """The largest relative difference between the record's first REPLAY_STEPS training losses
+    (every seed) and the same steps retrained now, with the current code."""
+    from experiments.winograd import fixed_task, leaky_task, train_task
+    cfg = rec["config"]
+    task = {"leaky": leaky_task, "fixed": fixed_task}[cfg["task"]](held_pairs=cfg["held_pairs"])
+    first = []
+    train_task(task, cfg["kind"], steps=REPLAY_STEPS, seeds=cfg["seeds"], lr=cfg["lr"], d_model=cfg["d_model"],
+               first_losses=first)
+    return max(abs(first[step][m] - r["first_losses"][step]) / abs(r["first_losses"][step])
+               for m, r in enumerate(rec["result"]["runs"]) for step in range(REPLAY_STEPS))
+
+
+def check_replay(rec: dict) -> float:
+    moved = replay_movement(rec)
+    assert moved <= REPLAY_RTOL, (f"{rec['point']} {rec['arm']}: the first {REPLAY_STEPS} losses moved by "
+                                  f"{moved:.2e} (> {REPLAY_RTOL:g}): the code no longer makes this record; "
+                                  f"delete it and rerun `{COMMAND}`")
+    return moved
+
+
+if __name__ == "__main__":
+    from claims import env
+    env.exit_on_problem()  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
+    record()
