@@ -334,7 +334,7 @@ def test_the_step_is_chosen_on_validation_and_test_is_read_once_there():
     assert (step, test, calls) == (1600, 1610.0, [1600])
 
 
-def test_the_labs_checkpoints_double_from_100_to_the_last_step():
+def test_the_labs_checkpoints_run_from_100_to_the_last_step():
     """The slider: 100, 200, ..., 6400, with the 300 the chapter names (PL L9), and the lab trains
     up to the last with batches of 8 at 3e-3; with_positions switches the learned table alone."""
     assert CHECKPOINTS == tuple(sorted({100 * 2 ** i for i in range(7)} | {300}))
