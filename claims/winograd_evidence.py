@@ -2,7 +2,7 @@
 the CPU and recorded as small JSON files with their provenance, one per (point, task, model):
 
     fixtures/evidence/winograd/explore/<point>/<task>-<model>.json
-    python -m claims.winograd_evidence          # record every point not yet recorded
+    python -m claims.winograd_evidence [POINT ...]   # record what is not yet recorded, cheapest first
 
 The stated point is the verdict's own runs, which the slow tier trains; a point records only the
 models whose settings it changes (a point that changes the fixed task's held-out set leaves the
@@ -49,17 +49,33 @@ def record_paths() -> list:
     return sorted((EVIDENCE / FAMILY / "explore").glob("*/*.json"))
 
 
-def pending() -> list[tuple[object, tuple[str, str]]]:
-    return [(s, m) for s in points() for m in changed(s) if not path(s.name, *m).is_file()]
+def cost(scale, model) -> float:
+    """A (point, model)'s training cost, relative: steps x blocks x width (the bag counts as a
+    tenth of a block), so that the cheapest points land first when time is short."""
+    blocks = {"bag": 0.1, "1-block": 1, "2-blocks": 2}[model[1]]
+    return scale.arm(*model)["steps"] * blocks * scale.d_model
 
 
-def record(log=print) -> list:
-    """Train and record every pending (point, model), cheapest settings first as listed."""
+def pending(names=()) -> list[tuple[object, tuple[str, str]]]:
+    """The (point, model)s declared and not recorded (of the points ``names``, if given), the
+    cheapest point first, so that whole points land first when time is short."""
+    todo = [(s, m) for s in points() for m in changed(s)
+            if not path(s.name, *m).is_file() and (not names or s.name in names)]
+    whole = {s.name: sum(cost(t, m) for t, m in todo if t.name == s.name) for s, _ in todo}
+    return sorted(todo, key=lambda sm: (whole[sm[0].name], sm[0].name, cost(*sm)))
+
+
+def record(names=(), log=print) -> list:
+    """Train and record every pending (point, model), cheapest first."""
     import torch
     from claims.evidence import _device_name
     from experiments.data import write_atomic
     from experiments.runs import code_version
-    todo, written = pending(), []
+    known = {s.name for s in points()}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"error: no Winograd grid point {', '.join(unknown)}; the points: {', '.join(known)}")
+    todo, written = pending(names), []
     log(f"winograd: {len(todo)} (point, model) set(s) to train on cpu ({torch.get_num_threads()} threads)")
     for scale, (task, kind) in todo:
         arm, start = scale.arm(task, kind), time.perf_counter()
@@ -215,6 +231,7 @@ def check_replay(rec: dict) -> float:
 
 
 if __name__ == "__main__":
+    import sys
     from claims import env
     env.exit_on_problem()  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
-    record()
+    record(tuple(sys.argv[1:]))  # point names, e.g. 'winograd@scale.lr=0.001'; none: every point
