@@ -12,7 +12,6 @@ trains; their points are recorded by ``python -m claims.winograd_evidence`` unde
 which would vary a LabScale, and NORM-03's, which measures gradients at initialisation and is
 computed in claims/test_norm.py.
 """
-from dataclasses import replace
 
 from claims.diagnosis import Axis, Grid
 from claims.scales import DEPTH_FULL, NORM_FULL, SQRT09_FULL, SQRT1024_FULL, SQRT32_FULL, WINOGRAD

@@ -9,7 +9,7 @@ import pytest
 
 from claims.diagnosis import Axis, Grid, diagnose, vary
 from claims.grids import GRIDS
-from claims.scales import LADDER_CI, Runs, Scale
+from claims.scales import LADDER_CI, Runs
 from claimcheck.verdict import erratum_kind, headline_records, headline_value
 
 pytestmark = pytest.mark.fast

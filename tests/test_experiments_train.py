@@ -32,7 +32,7 @@ from experiments.polish_lab import LabConfig, with_positions
 from experiments.train import FIRST_LOSSES, TrainConfig, _start, fit, replay, token_batches, train
 from experiments.winograd import ADJECTIVES, ANIMALS, PLACES, leaky_task
 from model.attention_maps import attention_summary
-from model.gpt import GPT, GPTConfig
+from model.gpt import GPT
 from model.stack import Stack
 
 pytestmark = pytest.mark.fast
