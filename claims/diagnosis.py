@@ -133,8 +133,8 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
     entries, read = [], {}
     for p in grid.points():
         entry = {"point": p.name, "settings": p.settings, "why": p.why, "value": None, "holds": None}
-        runs = recorded_runs(p.scale)
-        try:
+        try:  # a point's runs may be read when asked for (Runs) or at once (Winograd records)
+            runs = recorded_runs(p.scale)
             value, holds = rule(runs, **p.read)
         except pytest.skip.Exception as e:  # not recorded: the evidence command is in the message
             entry["missing"] = str(e)

@@ -9,6 +9,7 @@ import pytest
 
 from claims import winograd_evidence as we
 from claims.evidence import InvalidRecord
+from claims.grids import WINOGRAD_GRIDS
 from claims.scales import WINOGRAD
 from experiments.train import FIRST_LOSSES
 
@@ -40,7 +41,7 @@ def test_a_point_trains_only_the_models_whose_settings_it_changes():
 def _sound(point="winograd@scale.fixed_held_pairs=48", model=("fixed", "2-blocks")) -> dict:
     """A record that keeps the schema, made by hand (no training)."""
     scale = {s.name: s for s in we.points()}[point]
-    cfg = scale.arm(*model)
+    cfg = we.recorded_arm(scale, *model)
     curve = [{"step": s, "accuracy": 0.5, "pair_accuracy": 0.5, "wrong_noun": 0.5}
              for s in range(250, cfg["steps"] + 1, 250)]
     rows = {a: [[1 / 15] * 15, [1 / 15] * 15] for a in ("tired", "scared", "slow", "weak", "wet", "wide", "busy", "steep")}
@@ -64,12 +65,17 @@ def _run0(rec):
     (lambda r: r["result"]["runs"].pop(), "result.runs"),
     (lambda r: _run0(r)["curve"][-1].update(accuracy="NaN-ish"), "result.runs[0].curve"),
     (lambda r: _run0(r)["curve"][-1].update(accuracy=1.5), "result.runs[0].curve"),
+    (lambda r: _run0(r)["curve"][0].update(accuracy=0.9), "result.runs[0].curve"),  # 345.6 of 384 sentences
+    (lambda r: _run0(r)["curve"][0].update(wrong_noun=0.75), "result.runs[0].curve"),  # + accuracy > 1
+    (lambda r: _run0(r)["curve"].pop(0), "result.runs[0].curve.step"),  # an evaluation missing
     (lambda r: _run0(r)["final"].update(accuracy=0.9), "result.runs[0].final"),
     (lambda r: _run0(r).update(curve=_run0(r)["curve"][:-1]), "result.runs[0].curve.step"),
     (lambda r: _run0(r).update(first_losses=[1.0]), "result.runs[0].first_losses"),
     (lambda r: _run0(r)["rows"]["wet"][1].__setitem__(0, [0.5] * 15), "result.runs[0].rows"),
     (lambda r: r["provenance"].pop("commit"), "provenance.commit"),
     (lambda r: r["provenance"].update(date="yesterday"), "provenance.date"),
+    (lambda r: r["provenance"].update(date=20261202), "provenance.date"),
+    (lambda r: r.update(point=["winograd@scale.lr=0.001"]), "point"),
 ])
 def test_a_tampered_winograd_record_breaks_the_schema_naming_its_field(edit, field):
     assert we.problems(_sound()) == []
@@ -103,8 +109,46 @@ def test_a_missing_point_skips_naming_the_command_and_a_broken_one_fails(tmp_pat
         we.load(scale.name, "leaky", "1-block")
 
 
+@pytest.mark.fast
+def test_a_record_under_another_points_path_fails(tmp_path, monkeypatch):
+    """A sound record copied to another point's folder is not that point's evidence."""
+    monkeypatch.setattr(we, "EVIDENCE", tmp_path)
+    rec = _sound("winograd@scale.fixed_held_pairs=48", ("fixed", "bag"))
+    p = we.path("winograd@scale.fixed_held_pairs=60", "fixed", "bag")
+    p.parent.mkdir(parents=True)
+    p.write_text(json.dumps(rec))
+    with pytest.raises(InvalidRecord, match="the record's path"):
+        we.load("winograd@scale.fixed_held_pairs=60", "fixed", "bag")
+
+
+@pytest.mark.fast
+def test_an_unrecorded_point_reads_pending_in_the_diagnosis(tmp_path, monkeypatch):
+    """No record: each trained point is reported missing, naming the command, and the grid's
+    kind is pending; the stated point is judged on the stated runs."""
+    from claimcheck.verdict import erratum_kind
+    from claims.diagnosis import read_grid
+    monkeypatch.setattr(we, "EVIDENCE", tmp_path)
+    stated = _Stated()
+    report, _ = read_grid(WINOGRAD_GRIDS["WINO-02"], lambda runs, **read: ("v", False),
+                          lambda s: stated if s.name == WINOGRAD.name else we.point_runs(s, stated))
+    trained = [e for e in report["grid"] if e["point"].startswith("scale.")]
+    assert trained and all(e["holds"] is None and we.COMMAND in e["missing"] for e in trained)
+    assert erratum_kind("diverges", report)["kind"] == "pending"
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("pairs", sorted({v for g in WINOGRAD_GRIDS.values() for a in g.axes
+                                          if a.setting == "scale.fixed_held_pairs" for v in a.values}))
+def test_the_maps_sentence_is_a_training_pair_at_every_held_out_size(pairs):
+    """read.sentence=trained means what it says: (animal, street) is trained in both orders."""
+    from experiments.winograd import fixed_task
+    held = {(e.x, e.y) for e in fixed_task(held_pairs=pairs).held_out}
+    assert ("animal", "street") not in held and ("street", "animal") not in held
+
+
 class _Stated:
     seeds = WINOGRAD.seeds
+    evidence = set()
 
     def record(self, task, kind, seed):
         return {"seed": seed, "final": {"accuracy": 0.25}, "curve": [{"accuracy": 0.25}]}

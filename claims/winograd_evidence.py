@@ -36,6 +36,14 @@ def points() -> list:
     return list(seen.values())
 
 
+def recorded_arm(scale, task: str, kind: str) -> dict:
+    """The config a record of (point, model) holds: the point's, at the suite's own seeds (records
+    are made without CLAIMS_SEED_OFFSET, which shifts the scale's seeds)."""
+    from claims import env
+    arm = scale.arm(task, kind)
+    return {**arm, "seeds": [s - env.SEED_OFFSET for s in arm["seeds"]]}
+
+
 def changed(scale) -> list[tuple[str, str]]:
     """The (task, model)s whose settings the point changes: the ones it trains and records."""
     return [m for m in scale.models if scale.arm(*m) != WINOGRAD.arm(*m)]
@@ -71,7 +79,10 @@ def record(names=(), log=print) -> list:
     from claims.evidence import _device_name
     from experiments.data import write_atomic
     from experiments.runs import code_version
-    known = {s.name for s in points()}
+    from claims import env
+    if env.SEED_OFFSET:
+        raise SystemExit("error: Winograd grid records are made at the suite's own seeds; unset CLAIMS_SEED_OFFSET")
+    known = [s.name for s in points()]
     unknown = [n for n in names if n not in known]
     if unknown:
         raise SystemExit(f"error: no Winograd grid point {', '.join(unknown)}; the points: {', '.join(known)}")
@@ -113,17 +124,19 @@ def problems(rec) -> list[str]:
     if rec.get("family") != FAMILY:
         out.append(f"family: {FAMILY!r} expected, got {rec.get('family')!r}")
     scales = {s.name: s for s in points()}
-    if rec.get("point") not in scales:
-        return out + [f"point: one of {', '.join(scales)} expected, got {rec.get('point')!r}"]
+    if not isinstance(rec.get("point"), str) or rec["point"] not in scales:
+        return out + [f"point: one of {', '.join(scales)} expected, got {rec.get('point')!r:.60}"]
     scale = scales[rec["point"]]
     models = {f"{t}/{k}": (t, k) for t, k in changed(scale)}
-    if rec.get("arm") not in models:
-        return out + [f"arm: one of {', '.join(models)} expected, got {rec.get('arm')!r}"]
+    if not isinstance(rec.get("arm"), str) or rec["arm"] not in models:
+        return out + [f"arm: one of {', '.join(models)} expected, got {rec.get('arm')!r:.60}"]
     task, kind = models[rec["arm"]]
     cfg = rec.get("config")
-    if cfg != scale.arm(task, kind):
-        out.append(f"config: {scale.arm(task, kind)} expected (the point's settings), got {cfg!r:.80}")
+    if cfg != recorded_arm(scale, task, kind):
+        out.append(f"config: {recorded_arm(scale, task, kind)} expected (the point's settings), got {cfg!r:.80}")
         return out
+    n = 8 * cfg["held_pairs"]  # held-out sentences: every score is a count over them
+    evaluations = sorted({*range(250, cfg["steps"], 250), cfg["steps"]})  # train_task's eval_every
     runs = (rec.get("result") or {}).get("runs") if isinstance(rec.get("result"), dict) else None
     if not isinstance(runs, list) or [r.get("seed") if isinstance(r, dict) else None for r in runs] != cfg["seeds"]:
         return out + [f"result.runs: one run per seed {cfg['seeds']} expected"]
@@ -134,20 +147,23 @@ def problems(rec) -> list[str]:
             out.append(f"{where}.curve: a non-empty list of evaluations expected")
             continue
         steps = [p.get("step") for p in curve]
-        if not all(isinstance(s, int) for s in steps) or any(b <= a for a, b in zip(steps, steps[1:])):
-            out.append(f"{where}.curve.step: increasing integers expected, got {steps!r:.60}")
-        elif steps[-1] != cfg["steps"]:
-            out.append(f"{where}.curve.step: ends at {steps[-1]}, but the point trains {cfg['steps']} steps")
+        if steps != evaluations:
+            out.append(f"{where}.curve.step: an evaluation every 250 steps and at {cfg['steps']} expected, "
+                       f"got {steps!r:.60}")
         for p in curve:
-            bad = [k for k in ("accuracy", "pair_accuracy", "wrong_noun") if not _unit(p.get(k))]
-            if bad:
-                out.append(f"{where}.curve: {', '.join(bad)} in [0, 1] expected at step {p.get('step')}")
+            scores = [p.get(k) for k in ("accuracy", "pair_accuracy", "wrong_noun")]
+            if not all(_unit(x) for x in scores):
+                out.append(f"{where}.curve: accuracy, pair_accuracy, wrong_noun in [0, 1] expected at step {p.get('step')}")
+                break
+            if not all(abs(x * n - round(x * n)) < 1e-6 for x in scores) or scores[0] + scores[2] > 1 + 1e-9:
+                out.append(f"{where}.curve: at step {p.get('step')}, scores that are counts over {n} sentences "
+                           "expected, with accuracy + wrong_noun <= 1 (two different answers)")
                 break
         if r.get("final") != curve[-1]:
             out.append(f"{where}.final: {r.get('final')!r:.60} disagrees with its own curve's last point")
         losses = r.get("first_losses")
         if not (isinstance(losses, list) and len(losses) == FIRST_LOSSES
-                and all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in losses)):
+                and all(isinstance(x, float) and math.isfinite(x) and x > 0 for x in losses)):
             out.append(f"{where}.first_losses: a list of {FIRST_LOSSES} finite positive losses expected")
         if (task, kind) == ("fixed", "2-blocks"):
             for key in ("rows", "rows_held"):
@@ -162,8 +178,12 @@ def problems(rec) -> list[str]:
     if not isinstance(prov, dict):
         return out + ["provenance: an object expected"]
     out += [f"provenance.{k}: missing" for k in PROVENANCE if k not in prov]
-    if "wall_s" in prov and not (isinstance(prov["wall_s"], (int, float)) and prov["wall_s"] > 0):
+    if "wall_s" in prov and not (isinstance(prov["wall_s"], (int, float)) and not isinstance(prov["wall_s"], bool)
+                                 and prov["wall_s"] > 0):
         out.append(f"provenance.wall_s: a positive number expected, got {prov['wall_s']!r}")
+    for k in set(PROVENANCE) - {"wall_s"}:
+        if k in prov and not (isinstance(prov[k], str) and prov[k]):
+            out.append(f"provenance.{k}: a non-empty string expected, got {prov[k]!r:.40}")
     if isinstance(prov.get("date"), str):
         try:
             datetime.fromisoformat(prov["date"])
@@ -182,6 +202,8 @@ def load(point: str, task: str, kind: str) -> dict | None:
     except json.JSONDecodeError as e:
         raise InvalidRecord(f"{_shown(p)} is not JSON ({e}); restore it from git or rerun `{COMMAND}`") from None
     bad = problems(rec)
+    if not bad and (rec["point"], rec["arm"]) != (point, f"{task}/{kind}"):
+        bad = [f"point, arm: {point} {task}/{kind} expected (the record's path), got {rec['point']} {rec['arm']}"]
     if bad:
         raise InvalidRecord(f"{_shown(p)} breaks the Winograd record's schema: {'; '.join(bad)}; restore it "
                             f"from git or rerun `{COMMAND}`")
@@ -191,6 +213,7 @@ def load(point: str, task: str, kind: str) -> dict | None:
 def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
     """A point's runs: its own records for the models it changes, the stated runs for the rest. A
     missing record skips naming the command; a broken one fails (never a divergence)."""
+    from claims import env
     records, evidence = {}, set()
     for task, kind in scale.models:
         if (task, kind) not in changed(scale):
@@ -203,6 +226,9 @@ def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
         if rec is None:
             raise pytest.skip.Exception(f"no Winograd evidence for {scale.name} {task}/{kind}: run `{COMMAND}`",
                                         _use_item_location=True)
+        if env.SEED_OFFSET:
+            raise pytest.skip.Exception(f"Winograd evidence for {scale.name} is recorded at seeds {rec['config']['seeds']}; "
+                                        f"CLAIMS_SEED_OFFSET={env.SEED_OFFSET} moves the suite's", _use_item_location=True)
         records[task, kind] = rec["result"]
         prov = rec["provenance"]
         evidence.add(f"{prov['device_name']}, {prov['date'][:10]}")
