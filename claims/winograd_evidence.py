@@ -10,19 +10,16 @@ leaky task's models as they are, and reads them from the stated runs). A record 
 against its schema in the fast tier and its first steps are retrained in the slow tier, like the
 families' records (claims/evidence.py).
 """
-import json
 import math
-import platform
 import time
-from datetime import datetime, timezone
 
 import pytest
 
-from claims.evidence import EVIDENCE, REPLAY_RTOL, REPLAY_STEPS, InvalidRecord, _commit, _shown
+from claims import grid_records
+from claims.evidence import EVIDENCE, REPLAY_RTOL, REPLAY_STEPS, InvalidRecord, _shown
 from claims.scales import WINOGRAD, WinogradRuns, train_winograd
 
 FAMILY = "winograd"
-PROVENANCE = ("device", "device_name", "machine", "torch", "commit", "code", "date", "wall_s")
 COMMAND = "python -m claims.winograd_evidence"
 
 
@@ -76,9 +73,6 @@ def pending(names=()) -> list[tuple[object, tuple[str, str]]]:
 def record(names=(), log=print) -> list:
     """Train and record every pending (point, model), cheapest first."""
     import torch
-    from claims.evidence import _device_name
-    from experiments.data import write_atomic
-    from experiments.runs import code_version
     from claims import env
     if env.SEED_OFFSET:
         raise SystemExit("error: Winograd grid records are made at the suite's own seeds; unset CLAIMS_SEED_OFFSET")
@@ -92,13 +86,9 @@ def record(names=(), log=print) -> list:
         arm, start = scale.arm(task, kind), time.perf_counter()
         result = train_winograd(arm)
         rec = {"family": FAMILY, "point": scale.name, "arm": f"{task}/{kind}", "config": arm, "result": result,
-               "provenance": {"device": "cpu", "device_name": _device_name("cpu"), "machine": platform.machine(),
-                              "torch": torch.__version__, "commit": _commit(), "code": code_version(),
-                              "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                              "wall_s": round(time.perf_counter() - start, 2)}}
+               "provenance": grid_records.provenance(time.perf_counter() - start)}
         out = path(scale.name, task, kind)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(out, (json.dumps(rec, indent=1) + "\n").encode())
+        grid_records.write(out, rec)
         acc = [r["final"]["accuracy"] for r in result["runs"]]
         log(f"  {scale.name} {task}/{kind}: held-out accuracy {min(acc):.3f}-{max(acc):.3f} over "
             f"{len(acc)} seeds, {rec['provenance']['wall_s'] / 60:.1f} min -> {_shown(out)}")
@@ -174,40 +164,12 @@ def problems(rec) -> list[str]:
                         and abs(sum(row) - 1) < 1e-4 for row in b) for b in rows.values()))
                 if not ok:
                     out.append(f"{where}.{key}: per adjective, 2 blocks of 15 weights summing to 1 expected")
-    prov = rec.get("provenance")
-    if not isinstance(prov, dict):
-        return out + ["provenance: an object expected"]
-    out += [f"provenance.{k}: missing" for k in PROVENANCE if k not in prov]
-    if "wall_s" in prov and not (isinstance(prov["wall_s"], (int, float)) and not isinstance(prov["wall_s"], bool)
-                                 and prov["wall_s"] > 0):
-        out.append(f"provenance.wall_s: a positive number expected, got {prov['wall_s']!r}")
-    for k in set(PROVENANCE) - {"wall_s"}:
-        if k in prov and not (isinstance(prov[k], str) and prov[k]):
-            out.append(f"provenance.{k}: a non-empty string expected, got {prov[k]!r:.40}")
-    if isinstance(prov.get("date"), str):
-        try:
-            datetime.fromisoformat(prov["date"])
-        except ValueError:
-            out.append(f"provenance.date: an ISO date expected, got {prov['date']!r}")
-    return out
+    return out + grid_records.provenance_problems(rec.get("provenance"))
 
 
 def load(point: str, task: str, kind: str) -> dict | None:
     """The record, or None; InvalidRecord names the field it breaks."""
-    p = path(point, task, kind)
-    if not p.is_file():
-        return None
-    try:
-        rec = json.loads(p.read_text())
-    except json.JSONDecodeError as e:
-        raise InvalidRecord(f"{_shown(p)} is not JSON ({e}); restore it from git or rerun `{COMMAND}`") from None
-    bad = problems(rec)
-    if not bad and (rec["point"], rec["arm"]) != (point, f"{task}/{kind}"):
-        bad = [f"point, arm: {point} {task}/{kind} expected (the record's path), got {rec['point']} {rec['arm']}"]
-    if bad:
-        raise InvalidRecord(f"{_shown(p)} breaks the Winograd record's schema: {'; '.join(bad)}; restore it "
-                            f"from git or rerun `{COMMAND}`")
-    return rec
+    return grid_records.read(path(point, task, kind), problems, COMMAND, point, f"{task}/{kind}")
 
 
 def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
@@ -230,8 +192,7 @@ def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
             raise pytest.skip.Exception(f"Winograd evidence for {scale.name} is recorded at seeds {rec['config']['seeds']}; "
                                         f"CLAIMS_SEED_OFFSET={env.SEED_OFFSET} moves the suite's", _use_item_location=True)
         records[task, kind] = rec["result"]
-        prov = rec["provenance"]
-        evidence.add(f"{prov['device_name']}, {prov['date'][:10]}")
+        evidence.add(grid_records.evidence_of(rec))
     return WinogradRuns(scale, records, evidence)
 
 
