@@ -10,18 +10,20 @@ reason. A point of the grid is that Scale with one setting changed, a named vari
 The verdict is never judged here. The claim's own rule, applied to each point's runs, says whether
 the claim would hold there, and the points together say which kind of erratum it is (``kind``).
 Settings are named ``model.<GPTConfig field>``, ``train.<TrainConfig field>``, ``scale.<field of
-the grid's own scale>`` (a WinogradScale's width, say; all three change what is trained) or
-``read.<option>`` (how the same runs are read, e.g. ``read.checkpoint=best``).
+the grid's own scale>`` (a WinogradScale's width, say), ``lab.<LabConfig field>`` (the Polish
+lab's; all four change what is trained) or ``read.<option>`` (how the same runs are read, e.g.
+``read.checkpoint=best``).
 """
 from dataclasses import dataclass, fields, replace
 
 from claims.scales import Runs
+from experiments.polish_lab import SMOOTHINGS, LabConfig
 from experiments.train import TrainConfig
 from model.gpt import GPTConfig
 
 # read options: how a point's runs are read (the Winograd maps: the chapter's sentence, a training
-# pair, or a held-out one)
-READ = {"checkpoint": ("final", "best"), "sentence": ("trained", "held-out")}
+# pair, or a held-out one; the lab's counting baseline: its smoothing)
+READ = {"checkpoint": ("final", "best"), "sentence": ("trained", "held-out"), "smoothing": SMOOTHINGS}
 
 
 @dataclass(frozen=True)
@@ -33,10 +35,13 @@ class Axis:
     def __post_init__(self):
         where, _, name = self.setting.partition(".")
         known = {"model": {f.name for f in fields(GPTConfig)}, "train": {f.name for f in fields(TrainConfig)},
-                 "read": set(READ)}
+                 "lab": {f.name for f in fields(LabConfig)}, "read": set(READ)}
         if where != "scale" and name not in known.get(where, ()):  # scale.<field>: checked by the Grid
             raise ValueError(f"axis {self.setting!r}: a setting is model.<GPTConfig field>, "
-                             f"train.<TrainConfig field>, scale.<field> or read.<{'|'.join(READ)}>")
+                             f"train.<TrainConfig field>, scale.<field>, lab.<LabConfig field> or "
+                             f"read.<{'|'.join(READ)}>")
+        if where == "read" and not set(self.values) <= set(READ[name]):
+            raise ValueError(f"axis {self.setting!r}: values among {', '.join(map(str, READ[name]))}")
         if len(self.values) < 2:
             raise ValueError(f"axis {self.setting!r}: ours and at least one value to try")
 
@@ -63,6 +68,8 @@ def vary(scale, setting: str, value):
                        trains={a: replace(t, **{name: value}) for a, t in scale.trains.items()})
     if where == "scale":
         return replace(scale, **{name: value})
+    if where == "lab":
+        return replace(scale, config=replace(scale.config, **{name: value}))
     return scale
 
 

@@ -6,15 +6,15 @@ Each point is recorded by ``python -m claims.evidence grid <ID>`` under
 rule to every point (``claims.diagnosis``), beside the verdict and never instead of it. The
 setup audit that found what is stated and what is not: docs/setup-audit.md.
 
-The Winograd grids (WINOGRAD_GRIDS) vary a WinogradScale, whose stated runs the slow tier
-trains; their points are recorded by ``python -m claims.winograd_evidence`` under
-``fixtures/evidence/winograd/explore/<point>/``. Not here yet: the Polish lab's (TINY-14, -16),
-which would vary a LabScale, and NORM-03's, which measures gradients at initialisation and is
-computed in claims/test_norm.py.
+The Winograd grids (WINOGRAD_GRIDS) vary a WinogradScale and the Polish lab's (LAB_GRIDS) a
+LabScale, whose stated runs the slow tier trains; their points are recorded by
+``python -m claims.winograd_evidence`` and ``python -m claims.lab_evidence`` under
+``fixtures/evidence/{winograd,lab}/explore/<point>/``. NORM-03's grid measures gradients at
+initialisation and is computed in claims/test_norm.py.
 """
 
 from claims.diagnosis import Axis, Grid
-from claims.scales import DEPTH_FULL, NORM_FULL, SQRT09_FULL, SQRT1024_FULL, SQRT32_FULL, WINOGRAD
+from claims.scales import DEPTH_FULL, NORM_FULL, SQRT09_FULL, SQRT1024_FULL, SQRT32_FULL, TINY_LAB, WINOGRAD
 
 # ---- pre- vs post-norm: NORM-04 .. NORM-07 read the same four arms ---------------------------
 # The stated configuration with a validation curve every 50 steps (the verdict's records have
@@ -93,4 +93,18 @@ WINOGRAD_GRIDS = {
     "WINO-09": Grid("WINO-09", WINOGRAD, (_WINO_SENTENCE, _WINO_FIXED_SIZE, _WINO_STEPS, _WINO_LR, _WINO_WIDTH)),
     "WINO-10": Grid("WINO-10", WINOGRAD, (_WINO_SENTENCE, _WINO_FIXED_SIZE, _WINO_STEPS, _WINO_LR, _WINO_WIDTH)),
     "WINO-11": Grid("WINO-11", WINOGRAD, (_WINO_BEST, _WINO_FIXED_SIZE, _WINO_STEPS, _WINO_LR, _WINO_WIDTH)),
+}
+
+# ---- the Polish lab: TINY-14, -16 ----------------------------------------------------------------
+# Both are rates over the lab's 100 starts (claims/lab_report.py), read with positions. The lab's
+# text is a substitute (docs/setup-audit.md §6), so no point can make ours the chapter's own runs.
+_LAB_LR = Axis("lab.lr", (3e-3, 1e-3, 1e-2),
+               "the lab states no learning rate (PL); how far training goes by 3,200 and 6,400 steps, and so "
+               "whether test still falls between them and where validation bottoms, depends on it")
+_LAB_SMOOTHING = Axis("read.smoothing", ("add-k", "interpolated"),
+                      "the 3-gram's smoothing is unstated (L25 gives only its 8.26); ours is add-k with k chosen on "
+                      "validation, and a mix of the 1-, 2- and 3-gram (weights chosen on validation) counts better")
+LAB_GRIDS = {
+    "TINY-14": Grid("TINY-14", TINY_LAB, (_LAB_LR,)),
+    "TINY-16": Grid("TINY-16", TINY_LAB, (_LAB_SMOOTHING, _LAB_LR)),
 }

@@ -10,6 +10,7 @@ The seeds of an arm train one at a time or side by side, as one stack (``model.s
 ``CLAIMS_SEED_OFFSET=k`` shifts every training seed of the suite by k, so that anyone can check
 that no verdict depends on the seeds it happens to run (pins, generated at 0, then skip).
 """
+import functools
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -213,15 +214,19 @@ class LabScale:
     config: LabConfig
     seeds: tuple[int, ...]
     excerpts: int
+    name: str = "tiny-lab"  # a diagnosis grid's point is "tiny-lab@<setting>=<value>"
 
-    def runs(self, request) -> "LabRuns":
+    def texts(self) -> list:
+        """The excerpts (a missing corpus: one line, through no_corpus)."""
         from experiments.data import CorpusUnavailable
-        from experiments.polish import excerpts
-        from experiments.polish_lab import ngram_scores, train_runs, with_positions
         try:
-            exs = excerpts(self.excerpts)
+            return _excerpts(self.excerpts)
         except CorpusUnavailable as e:
             no_corpus(e)
+
+    def runs(self, request) -> "LabRuns":
+        from experiments.polish_lab import train_runs, with_positions
+        exs = self.texts()
         pairs = [(ex, s) for ex in exs for s in self.seeds]
         jobs = []
         for pe in (True, False):
@@ -232,8 +237,20 @@ class LabScale:
             jobs.append((key, lambda cfg=cfg, label=label: train_runs(
                 cfg, pairs, log=_log(), progress=tracker(label, cfg.steps))))
         with_pe, without_pe = memo_many(jobs)
+        return self.read(exs, {True: with_pe, False: without_pe})
+
+    def read(self, exs, records: dict) -> "LabRuns":
+        """LabRuns of ``records`` ({positions: train_runs' result}), with the counting baselines."""
+        from experiments.polish_lab import ngram_scores
         grams = {n: [ngram_scores(ex, n) for ex in exs] for n in (2, 3)}
-        return LabRuns(exs, self.seeds, self.config, {True: with_pe, False: without_pe}, grams)
+        return LabRuns(exs, self.seeds, self.config, records, grams)
+
+
+@functools.cache
+def _excerpts(n: int) -> list:
+    """The corpus is read and hashed once per process (a failure is not cached)."""
+    from experiments.polish import excerpts
+    return excerpts(n)
 
 
 class LabRuns:
@@ -243,8 +260,10 @@ class LabRuns:
     read; the others show how far a verdict depends on the excerpt.
     """
 
-    def __init__(self, excerpts, seeds, cfg, records, grams):
+    def __init__(self, excerpts, seeds, cfg, records, grams, evidence=()):
         self.excerpts, self.seeds, self.cfg, self.grams = excerpts, seeds, cfg, grams
+        self.evidence = set(evidence)  # "<device>, <date>" of every grid record read (claims/lab_evidence.py)
+        self._smoothed = {}
         self.steps = np.array(cfg.checkpoints)
         E, S = len(excerpts), len(seeds)
         self._ppl = {pe: {part: np.array(rec[part]).reshape(E, S, -1) for part in ("train", "val", "test")}
@@ -257,9 +276,15 @@ class LabRuns:
         """(excerpt, seed) perplexities at one checkpoint."""
         return self.ppl(part, positions)[..., list(self.steps).index(step)]
 
-    def gram(self, n, part):
-        """The n-gram's perplexity on each excerpt, shape (excerpt, 1) to broadcast over seeds."""
-        return np.array([g[part] for g in self.grams[n]])[:, None]
+    def gram(self, n, part, smoothing="add-k"):
+        """The n-gram's perplexity on each excerpt, shape (excerpt, 1) to broadcast over seeds;
+        add-k as the lab's baseline, or another smoothing (experiments.polish_lab.SMOOTHINGS)."""
+        if smoothing == "add-k":
+            return np.array([g[part] for g in self.grams[n]])[:, None]
+        if (n, smoothing) not in self._smoothed:
+            from experiments.polish_lab import ngram_scores
+            self._smoothed[n, smoothing] = [ngram_scores(ex, n, smoothing) for ex in self.excerpts]
+        return np.array([g[part] for g in self._smoothed[n, smoothing]])[:, None]
 
     def best_val_test(self, positions=True):
         """(excerpt, seed) arrays of the step chosen on validation and of test at that step,
