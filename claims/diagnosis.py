@@ -87,6 +87,10 @@ class Grid:
             where, _, name = axis.setting.partition(".")
             if where == "scale" and name not in {f.name for f in fields(self.scale)}:
                 raise ValueError(f"axis {axis.setting!r}: {type(self.scale).__name__} has no field {name!r}")
+            own = {"scale": lambda: getattr(self.scale, name), "lab": lambda: getattr(self.scale.config, name)}
+            if where in own and axis.values[0] != own[where]():
+                raise ValueError(f"axis {axis.setting!r}: its first value is ours, {own[where]()!r}, "
+                                 f"not {axis.values[0]!r}")
 
     def stated(self) -> Point:
         """The stated configuration as the grid reads it: the verdict's own runs, or (with

@@ -352,3 +352,12 @@ from claims.grids import LAB_GRIDS  # noqa: E402
 
 test_tiny14_diagnosis = diagnosis_test(LAB_GRIDS["TINY-14"], tiny14_rule, "lab_point_runs", "slow")
 test_tiny16_diagnosis = diagnosis_test(LAB_GRIDS["TINY-16"], tiny16_rule, "lab_point_runs", "slow")
+
+
+@pytest.mark.fast
+def test_every_lab_grid_point_reads_only_what_its_rule_accepts():
+    import inspect
+    rules = {"TINY-14": tiny14_rule, "TINY-16": tiny16_rule}
+    for claim, grid in LAB_GRIDS.items():
+        for point in grid.points():
+            assert set(point.read) <= set(inspect.signature(rules[claim]).parameters) - {"lab"}, (claim, point.name)

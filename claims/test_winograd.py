@@ -410,3 +410,13 @@ test_wino07_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-07"], claim_rule("WI
 test_wino09_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-09"], claim_rule("WINO-09"), "winograd_point_runs", "slow")
 test_wino10_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-10"], claim_rule("WINO-10"), "winograd_point_runs", "slow")
 test_wino11_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-11"], claim_rule("WINO-11"), "winograd_point_runs", "slow")
+
+
+@pytest.mark.fast
+def test_every_winograd_grid_point_reads_only_what_its_claims_checks_accept():
+    """A read option a check does not take would crash the diagnosis, not judge it."""
+    import inspect
+    for claim, grid in WINOGRAD_GRIDS.items():
+        for point in grid.points():
+            for check in CHECKS[claim]:
+                assert set(point.read) <= set(inspect.signature(check).parameters) - {"runs"}, (claim, point.name)
