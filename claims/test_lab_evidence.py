@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from claims import lab_evidence as le
+from claims import grid_records, lab_evidence as le
 from claims.evidence import InvalidRecord
 from claims.grids import LAB_GRIDS
 from claims.scales import TINY_LAB
@@ -108,4 +108,5 @@ def test_the_interpolated_3gram_is_a_mix_chosen_on_validation_and_add_k_is_uncha
 def test_the_first_steps_of_every_lab_record_replay(path):
     if path is None:
         pytest.skip(f"no lab grid evidence committed yet: `{le.COMMAND}`")
-    le.check_replay(json.loads(path.read_text()))
+    rec = json.loads(path.read_text())
+    grid_records.check_replay(rec, le.replay_movement(rec), le.COMMAND)

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from claims import winograd_evidence as we
+from claims import grid_records, winograd_evidence as we
 from claims.evidence import InvalidRecord
 from claims.grids import WINOGRAD_GRIDS
 from claims.scales import WINOGRAD
@@ -159,4 +159,5 @@ class _Stated:
 def test_the_first_steps_of_every_winograd_record_replay(path):
     if path is None:
         pytest.skip(f"no Winograd grid evidence committed yet: `{we.COMMAND}`")
-    we.check_replay(json.loads(path.read_text()))
+    rec = json.loads(path.read_text())
+    grid_records.check_replay(rec, we.replay_movement(rec), we.COMMAND)

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from claims import grid_records
-from claims.evidence import EVIDENCE, REPLAY_RTOL, REPLAY_STEPS, InvalidRecord, _shown
+from claims.evidence import EVIDENCE, REPLAY_STEPS, InvalidRecord, _shown
 from claims.scales import WINOGRAD, WinogradRuns, train_winograd
 
 FAMILY = "winograd"
@@ -207,14 +207,6 @@ def replay_movement(rec: dict) -> float:
                first_losses=first)
     return max(abs(first[step][m] - r["first_losses"][step]) / abs(r["first_losses"][step])
                for m, r in enumerate(rec["result"]["runs"]) for step in range(REPLAY_STEPS))
-
-
-def check_replay(rec: dict) -> float:
-    moved = replay_movement(rec)
-    assert moved <= REPLAY_RTOL, (f"{rec['point']} {rec['arm']}: the first {REPLAY_STEPS} losses moved by "
-                                  f"{moved:.2e} (> {REPLAY_RTOL:g}): the code no longer makes this record; "
-                                  f"delete it and rerun `{COMMAND}`")
-    return moved
 
 
 if __name__ == "__main__":
