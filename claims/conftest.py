@@ -163,6 +163,22 @@ def winograd(request):
 
 
 @pytest.fixture(scope="session")
+def lab_point_runs(tiny_lab):
+    """``scale -> runs`` for a Polish-lab diagnosis grid: the stated scale's are the verdict's own
+    runs, a point's its committed record (claims/lab_evidence.py)."""
+    from claims.lab_evidence import point_runs
+    return lambda scale: tiny_lab if scale.name == scales.TINY_LAB.name else point_runs(scale, tiny_lab)
+
+
+@pytest.fixture(scope="session")
+def winograd_point_runs(winograd):
+    """``scale -> runs`` for a Winograd diagnosis grid: the stated scale's are the verdict's own
+    runs, a point's are its committed records (claims/winograd_evidence.py)."""
+    from claims.winograd_evidence import point_runs
+    return lambda scale: winograd if scale.name == scales.WINOGRAD.name else point_runs(scale, winograd)
+
+
+@pytest.fixture(scope="session")
 def sqrt_full(request):
     return scales.SQRT_FULL.runs(request)
 

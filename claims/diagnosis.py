@@ -9,15 +9,21 @@ reason. A point of the grid is that Scale with one setting changed, a named vari
 
 The verdict is never judged here. The claim's own rule, applied to each point's runs, says whether
 the claim would hold there, and the points together say which kind of erratum it is (``kind``).
-Settings are named ``model.<GPTConfig field>``, ``train.<TrainConfig field>`` (both change what
-is trained) or ``read.<option>`` (how the same runs are read, e.g. ``read.checkpoint=best``).
+Settings are named ``model.<GPTConfig field>``, ``train.<TrainConfig field>``, ``scale.<field of
+the grid's own scale>`` (a WinogradScale's width, say), ``lab.<LabConfig field>`` (the Polish
+lab's; all four change what is trained) or ``read.<option>`` (how the same runs are read, e.g.
+``read.checkpoint=best``).
 """
 from dataclasses import dataclass, fields, replace
 
+from claims.scales import Runs
+from experiments.polish_lab import SMOOTHINGS, LabConfig
 from experiments.train import TrainConfig
 from model.gpt import GPTConfig
 
-READ = {"checkpoint": ("final", "best")}  # read options: how a point's runs are read
+# read options: how a point's runs are read (the Winograd maps: the chapter's sentence, a training
+# pair, or a held-out one; the lab's counting baseline: its smoothing)
+READ = {"checkpoint": ("final", "best"), "sentence": ("trained", "held-out"), "smoothing": SMOOTHINGS}
 
 
 @dataclass(frozen=True)
@@ -29,10 +35,13 @@ class Axis:
     def __post_init__(self):
         where, _, name = self.setting.partition(".")
         known = {"model": {f.name for f in fields(GPTConfig)}, "train": {f.name for f in fields(TrainConfig)},
-                 "read": set(READ)}
-        if name not in known.get(where, ()):
+                 "lab": {f.name for f in fields(LabConfig)}, "read": set(READ)}
+        if where != "scale" and name not in known.get(where, ()):  # scale.<field>: checked by the Grid
             raise ValueError(f"axis {self.setting!r}: a setting is model.<GPTConfig field>, "
-                             f"train.<TrainConfig field> or read.<{'|'.join(READ)}>")
+                             f"train.<TrainConfig field>, scale.<field>, lab.<LabConfig field> or "
+                             f"read.<{'|'.join(READ)}>")
+        if where == "read" and not set(self.values) <= set(READ[name]):
+            raise ValueError(f"axis {self.setting!r}: values among {', '.join(map(str, READ[name]))}")
         if len(self.values) < 2:
             raise ValueError(f"axis {self.setting!r}: ours and at least one value to try")
 
@@ -57,6 +66,10 @@ def vary(scale, setting: str, value):
     if where == "train":
         return replace(scale, train=replace(scale.train, **{name: value}),
                        trains={a: replace(t, **{name: value}) for a, t in scale.trains.items()})
+    if where == "scale":
+        return replace(scale, **{name: value})
+    if where == "lab":
+        return replace(scale, config=replace(scale.config, **{name: value}))
     return scale
 
 
@@ -68,6 +81,16 @@ class Grid:
     base: dict = None             # settings every point shares with the stated one (e.g. a curve)
     fixed: str = ""               # our setup was wrong and is fixed: what changed
     alternatives: tuple = ()      # (name, why, Scale): other readings of the text, whole configurations
+
+    def __post_init__(self):
+        for axis in self.axes:
+            where, _, name = axis.setting.partition(".")
+            if where == "scale" and name not in {f.name for f in fields(self.scale)}:
+                raise ValueError(f"axis {axis.setting!r}: {type(self.scale).__name__} has no field {name!r}")
+            own = {"scale": lambda: getattr(self.scale, name), "lab": lambda: getattr(self.scale.config, name)}
+            if where in own and axis.values[0] != own[where]():
+                raise ValueError(f"axis {axis.setting!r}: its first value is ours, {own[where]()!r}, "
+                                 f"not {axis.values[0]!r}")
 
     def stated(self) -> Point:
         """The stated configuration as the grid reads it: the verdict's own runs, or (with
@@ -121,8 +144,8 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
     entries, read = [], {}
     for p in grid.points():
         entry = {"point": p.name, "settings": p.settings, "why": p.why, "value": None, "holds": None}
-        runs = recorded_runs(p.scale)
-        try:
+        try:  # a point's runs may be read when asked for (Runs) or at once (Winograd records)
+            runs = recorded_runs(p.scale)
             value, holds = rule(runs, **p.read)
         except pytest.skip.Exception as e:  # not recorded: the evidence command is in the message
             entry["missing"] = str(e)
@@ -144,6 +167,7 @@ def draw_curves(read: dict):
     """``draw(fig)``: validation perplexity against step, per point and arm (seed mean), for the
     points whose runs were evaluated along the way; None when no point has a curve."""
     curved = {name: runs for name, runs in read.items() if not name.startswith("read.")
+              and isinstance(runs, Runs)
               and any(len(runs.runs(a)[0].curve["step"]) > 1 for a in runs.scale.arms)}
     if not curved:
         return None
@@ -163,15 +187,18 @@ def draw_curves(read: dict):
     return draw
 
 
-def diagnosis_test(grid: Grid, rule):
+def diagnosis_test(grid: Grid, rule, runs: str = "evidence_runs", tier: str = "gpu"):
     """The test that reports ``grid``: the claim's rule at every point, beside its verdict. It
-    names no claim, so it never changes one; a crash in it is a failure of the suite."""
+    names no claim, so it never changes one; a crash in it is a failure of the suite. ``runs``
+    names the fixture that reads a point's runs (``scale -> runs``); ``tier`` is its mark: the
+    evidence of full scales is judged where the full scale is, and a grid around a scale the slow
+    tier trains (the Winograd task) beside it."""
     import pytest
 
-    @pytest.mark.gpu
+    @getattr(pytest.mark, tier)
     @pytest.mark.diagnosis(grid.claim)
-    def test(claim_diagnosis, claim_figure, evidence_runs):
-        report, read = read_grid(grid, rule, evidence_runs)
+    def test(claim_diagnosis, claim_figure, request):
+        report, read = read_grid(grid, rule, request.getfixturevalue(runs))
         claim_diagnosis(grid.claim, report)
         draw = draw_curves(read)
         if draw:  # "with the curve where one exists"

@@ -109,6 +109,16 @@ def _main(holds, firm) -> str:
     return f"{int((h & d).sum())} of {CHAPTER_N}" + (f" ({int((~d).sum())} undecided)" if (~d).any() else "")
 
 
+def k_of_5_rule(runs, k) -> tuple[dict, bool | None]:
+    """The rule of ``k_of_5`` alone, for a diagnosis grid's point: its count and Fisher's p, and
+    whether it holds (None: too few decided runs for a verdict)."""
+    r = rate(*runs)
+    p = fisher(k, r)
+    lo, hi = r["interval"]
+    return ({"K of N": f"{r['K']} of {r['N']}", "Fisher p": round(p, 4)},
+            None if (hi - lo) / 2 > HALF_WIDTH else p >= ALPHA)
+
+
 def k_of_5(claim_record, claim_id, runs, label, k) -> float:
     """Judge "k of the 5 starts" (see the rule above); returns Fisher's p. The caller asserts
     ``p >= ALPHA``, so the verdict stays visible in the test."""

@@ -9,7 +9,7 @@ import pytest
 
 from claims.diagnosis import Axis, Grid, diagnose, vary
 from claims.grids import GRIDS
-from claims.scales import LADDER_CI, Runs, Scale
+from claims.scales import LADDER_CI, Runs
 from claimcheck.verdict import erratum_kind, headline_records, headline_value
 
 pytestmark = pytest.mark.fast
@@ -28,10 +28,23 @@ def _scale(name="s", seeds=(0, 1)):
     ("train.no_such_field", (0, 1), "a setting is model"),
     ("read.epoch", ("a", "b"), "a setting is model"),
     ("model.dropout", (0.0,), "at least one value to try"),
+    ("read.checkpoint", ("final", "last"), "values among final, best"),
 ])
 def test_an_axis_names_a_real_setting_and_something_to_try(setting, values, match):
     with pytest.raises(ValueError, match=match):
         Axis(setting, values, "why")
+
+
+@pytest.mark.parametrize("scale, setting, values, match", [
+    ("WINOGRAD", "scale.width", (64, 32), "has no field 'width'"),
+    ("WINOGRAD", "scale.d_model", (32, 64), "its first value is ours, 64"),
+    ("TINY_LAB", "lab.lr", (1e-3, 3e-3), "its first value is ours, 0.003"),
+])
+def test_a_grid_fails_at_construction_on_a_field_its_scale_lacks_or_a_first_value_not_ours(scale, setting, values,
+                                                                                           match):
+    from claims import scales
+    with pytest.raises(ValueError, match=match):
+        Grid("X-01", getattr(scales, scale), (Axis(setting, values, "why"),))
 
 
 def test_vary_changes_one_setting_of_every_arm_or_of_every_training():

@@ -1,5 +1,4 @@
 """IT 3.16 The implementation check: ours against PyTorch's attention, weights copied."""
-import numpy as np
 import pytest
 import torch
 import torch.nn as nn
@@ -7,7 +6,6 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from claimcheck import diverges
 from model import MultiHeadAttention, causal_mask
 
 

@@ -59,7 +59,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from claims.lab_report import ALPHA, MAIN, TEXT, draw_lab, exists, k_of_5, per_run  # noqa: E402
+from claims.lab_report import ALPHA, MAIN, TEXT, draw_lab, exists, k_of_5, k_of_5_rule, per_run  # noqa: E402
 from claims.scales import TINY_LAB  # noqa: E402
 from experiments.data import CorpusUnavailable  # noqa: E402
 from experiments.polish_lab import batches  # noqa: E402
@@ -289,14 +289,32 @@ def test_the_held_out_gap_grows_at_every_checkpoint_from_1600_on_every_start(tin
     assert p >= ALPHA
 
 
+def tiny14_runs(lab):
+    """Per run: test falls from 3,200 to 6,400."""
+    return per_run((lab.at("test", 6400), lab.at("test", 3200)))
+
+
+def tiny16_runs(lab, smoothing="add-k"):
+    """Per run: the 3-gram beats the net on test, the net read at its best-validation step."""
+    _, net = lab.best_val_test()
+    return per_run((lab.gram(3, "test", smoothing), net))
+
+
+def tiny14_rule(lab):
+    return k_of_5_rule(tiny14_runs(lab), k=4)
+
+
+def tiny16_rule(lab, smoothing="add-k"):
+    return k_of_5_rule(tiny16_runs(lab, smoothing), k=5)
+
+
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-14")
 @diverges("test perplexity falls from 3,200 to 6,400 on fewer starts than the chapter's 4 of 5 makes likely "
           "(Fisher's exact test; K of N and the interval in the report)")
 def test_test_perplexity_falls_from_3200_to_6400_on_4_of_5_starts(tiny_lab, claim_record):
-    falls = per_run((tiny_lab.at("test", 6400), tiny_lab.at("test", 3200)))
-    p = k_of_5(claim_record, "TINY-14", falls, "test falls 3,200 -> 6,400", k=4)
+    p = k_of_5(claim_record, "TINY-14", tiny14_runs(tiny_lab), "test falls 3,200 -> 6,400", k=4)
     assert p >= ALPHA
 
 
@@ -308,8 +326,7 @@ def test_test_perplexity_falls_from_3200_to_6400_on_4_of_5_starts(tiny_lab, clai
 def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step_on_every_start(tiny_lab, claim_record):
     _, net = tiny_lab.best_val_test()
     tri = tiny_lab.gram(3, "test")
-    wins = per_run((tri, net))
-    p = k_of_5(claim_record, "TINY-16", wins, "the 3-gram beats the net on test", k=5)
+    p = k_of_5(claim_record, "TINY-16", tiny16_runs(tiny_lab), "the 3-gram beats the net on test", k=5)
     claim_record("TINY-16", [round(net[0, :5].min(), 2), round(net[0, :5].max(), 2)], expected=[9.32, 10.17],
                  tolerance="another text: reported", label=f"{MAIN}: net's test at its best-val step, range")
     claim_record("TINY-16", round(tri[0, 0], 2), expected=8.26, tolerance="another text: reported",
@@ -324,3 +341,23 @@ def test_on_validation_the_nets_best_point_sometimes_beats_the_3gram(tiny_lab, c
     below = per_run((tiny_lab.ppl("val").min(-1), tiny_lab.gram(3, "val")))
     k = exists(claim_record, "TINY-17", below, "best validation below the 3-gram's")
     assert k >= 1
+
+
+# ---- the diagnosis (issue 21): each claim's rule at every point of its grid -----------------
+# claims/grids.py LAB_GRIDS, declared before their results; the points' runs are committed records
+# (python -m claims.lab_evidence), the stated point the verdict's own runs.
+
+from claims.diagnosis import diagnosis_test  # noqa: E402
+from claims.grids import LAB_GRIDS  # noqa: E402
+
+test_tiny14_diagnosis = diagnosis_test(LAB_GRIDS["TINY-14"], tiny14_rule, "lab_point_runs", "slow")
+test_tiny16_diagnosis = diagnosis_test(LAB_GRIDS["TINY-16"], tiny16_rule, "lab_point_runs", "slow")
+
+
+@pytest.mark.fast
+def test_every_lab_grid_point_reads_only_what_its_rule_accepts():
+    import inspect
+    rules = {"TINY-14": tiny14_rule, "TINY-16": tiny16_rule}
+    for claim, grid in LAB_GRIDS.items():
+        for point in grid.points():
+            assert set(point.read) <= set(inspect.signature(rules[claim]).parameters) - {"lab"}, (claim, point.name)

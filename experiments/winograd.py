@@ -22,7 +22,7 @@ from model.gpt import GPT, GPTConfig
 from model.stack import Stack
 from model.attention_maps import capture_attention
 
-from .train import fit
+from .train import FIRST_LOSSES, fit
 
 TEMPLATE = "the {x} did not cross the {y} because it was too {adj} , so the {ref} waited ."
 CROSSER = ("tired", "scared", "slow", "weak")   # "it" crosses: ref = x
@@ -79,7 +79,13 @@ def all_fixed_sentences() -> tuple[Example, ...]:
     return _with_adjectives(permutations(NOUNS, 2))
 
 
-def fixed_task(held_pairs: int = 40, seed: int = 0) -> Task:
+# Held-out sizes whose counts can give the chapter's figures (docs/setup-audit.md §5): 92.7 % and
+# 27.9 % (IT L219, L239) are k/n for no n = 8 x pairs below 344 (43 pairs: 319 and 96); 91.7 %
+# (L209) is 110/120 (15 pairs). 40 and 16 pairs, as first chosen, can give neither.
+FIXED_HELD_PAIRS, LEAKY_HELD_PAIRS = 43, 15
+
+
+def fixed_task(held_pairs: int = FIXED_HELD_PAIRS, seed: int = 0) -> Task:
     """Hold out one order of ``held_pairs`` unordered pairs; train on the reversed order, and
     on both orders of every other pair."""
     rng = random.Random(seed)
@@ -90,7 +96,7 @@ def fixed_task(held_pairs: int = 40, seed: int = 0) -> Task:
     return Task("fixed", _with_adjectives(train), _with_adjectives(held))
 
 
-def leaky_task(held_pairs: int = 16, seed: int = 0) -> Task:
+def leaky_task(held_pairs: int = LEAKY_HELD_PAIRS, seed: int = 0) -> Task:
     """Animals cross places; whole (animal, place) pairs are held out."""
     rng = random.Random(seed)
     pairs = [(a, p) for a in ANIMALS for p in PLACES]
@@ -133,9 +139,12 @@ def score(model: GPT, task: Task, examples) -> dict:
 
 
 def train_task(task: Task, kind: str, *, steps: int, seeds, lr: float = 3e-3, batch: int = 64,
-               eval_every: int = 250, d_model: int = 64, progress=None) -> tuple[Stack, list[list[dict]]]:
+               eval_every: int = 250, d_model: int = 64, progress=None,
+               first_losses: list | None = None) -> tuple[Stack, list[list[dict]]]:
     """Next-token prediction on whole training sentences, one model per seed side by side;
-    each model's held-out scores every ``eval_every`` steps and at the end."""
+    each model's held-out scores every ``eval_every`` steps and at the end. ``first_losses``,
+    if given, receives each step's (M,) training losses for the first FIRST_LOSSES steps (a
+    record's replay check)."""
     stack = Stack(model_config(task, kind, d_model), seeds)
     opt = torch.optim.AdamW(stack.parameters(), lr=lr)
     data = task.encode(task.train)  # (N, 18)
@@ -152,7 +161,11 @@ def train_task(task: Task, kind: str, *, steps: int, seeds, lr: float = 3e-3, ba
             for m, curve in enumerate(curves):
                 curve.append({"step": step, **score(stack.model(m), task, task.held_out)})
 
-    fit(stack, opt, sentences, steps, hooks=(evaluate,), progress=progress)
+    def keep(step, losses):
+        if first_losses is not None and step <= FIRST_LOSSES:
+            first_losses.append(losses.tolist())
+
+    fit(stack, opt, sentences, steps, hooks=(evaluate, keep), progress=progress)
     return stack, curves
 
 

@@ -1,0 +1,172 @@
+"""The Polish lab's diagnosis grid evidence: the trained points of ``claims.grids.LAB_GRIDS``, each
+the lab's 100 starts (5 excerpts x 20 seeds) with positions, trained on the CPU and recorded
+with its provenance:
+
+    fixtures/evidence/lab/explore/<point>/positions.json
+    python -m claims.lab_evidence [POINT ...]     # record what is not yet recorded
+
+The stated point is the verdict's own runs, which the slow tier trains. A record is checked
+against its schema in the fast tier, and the first steps of its runs are retrained in the slow
+tier (claims/test_lab_evidence.py).
+"""
+import json
+import math
+import time
+from dataclasses import asdict, replace
+
+import pytest
+
+from claims import grid_records
+from claims.evidence import EVIDENCE, REPLAY_STEPS, InvalidRecord
+from claims.scales import LabRuns
+
+FAMILY = "lab"
+ARM = "positions"  # TINY-14 and -16 read the lab with positions only
+COMMAND = "python -m claims.lab_evidence"
+
+
+def points() -> list:
+    """Every trained point's LabScale, once."""
+    from claims.grids import LAB_GRIDS
+    seen = {}
+    for grid in LAB_GRIDS.values():
+        for p in grid.trained():
+            seen.setdefault(p.scale.name, p.scale)
+    return list(seen.values())
+
+
+def path(point: str):
+    return EVIDENCE / FAMILY / "explore" / point / f"{ARM}.json"
+
+
+def record_paths() -> list:
+    return sorted((EVIDENCE / FAMILY / "explore").glob(f"*/{ARM}.json"))
+
+
+def config(scale, exs) -> dict:
+    """What determines a point's runs, as its record keeps it: the lab's config with positions,
+    the suite's own seeds (records are made without CLAIMS_SEED_OFFSET) and the excerpts' hashes."""
+    from claims import env
+    from experiments.polish_lab import with_positions
+    return json.loads(json.dumps({"lab": asdict(with_positions(scale.config, True)),  # as JSON keeps it
+                                  "seeds": [s - env.SEED_OFFSET for s in scale.seeds],
+                                  "excerpts": [ex.sha256 for ex in exs]}))
+
+
+def record(names=(), log=print) -> list:
+    """Train and record every trained point not yet recorded (of ``names``, if given)."""
+    from claims import env
+    from claimcheck.progress import tracker
+    from experiments.polish_lab import train_runs, with_positions
+    from experiments.train import FIRST_LOSSES
+    if env.SEED_OFFSET:
+        raise SystemExit("error: lab grid records are made at the suite's own seeds; unset CLAIMS_SEED_OFFSET")
+    known = [s.name for s in points()]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"error: no lab grid point {', '.join(unknown)}; the points: {', '.join(known)}")
+    todo = [s for s in points() if not path(s.name).is_file() and (not names or s.name in names)]
+    log(f"lab: {len(todo)} point(s) to train on cpu")
+    written = []
+    for scale in todo:
+        exs, start = scale.texts(), time.perf_counter()
+        cfg = with_positions(scale.config, True)
+        pairs = [(ex, s) for ex in exs for s in scale.seeds]
+        result = train_runs(cfg, pairs, keep_loss=True, progress=tracker(f"{scale.name}/{len(pairs)} runs", cfg.steps))
+        result["first_losses"] = [losses[:FIRST_LOSSES] for losses in result.pop("loss")]
+        rec = {"family": FAMILY, "point": scale.name, "arm": ARM, "config": config(scale, exs), "result": result,
+               "provenance": grid_records.provenance(time.perf_counter() - start)}
+        grid_records.write(path(scale.name), rec)
+        log(f"  {scale.name}: {len(pairs)} runs, {rec['provenance']['wall_s'] / 60:.1f} min -> {path(scale.name)}")
+        written.append(path(scale.name))
+    return written
+
+
+# ---- the schema ------------------------------------------------------------------------------
+
+def problems(rec) -> list[str]:
+    """Every way ``rec`` breaks the lab record's schema, each naming its field; empty for a sound
+    record. One run per (excerpt, seed), a perplexity >= 1 at every checkpoint of each part, the
+    first training losses of every run, and the provenance."""
+    from experiments.train import FIRST_LOSSES
+    if not isinstance(rec, dict):
+        return [f"record: an object expected, got {type(rec).__name__}"]
+    out = [] if rec.get("family") == FAMILY else [f"family: {FAMILY!r} expected, got {rec.get('family')!r}"]
+    scales = {s.name: s for s in points()}
+    if not isinstance(rec.get("point"), str) or rec["point"] not in scales:
+        return out + [f"point: one of {', '.join(scales)} expected, got {rec.get('point')!r:.60}"]
+    if rec.get("arm") != ARM:
+        return out + [f"arm: {ARM!r} expected, got {rec.get('arm')!r:.60}"]
+    scale = scales[rec["point"]]
+    want = config(scale, scale.texts())
+    if rec.get("config") != want:
+        return out + [f"config: the point's settings expected ({want['lab']}), got {rec.get('config')!r:.80}"]
+    res = rec.get("result")
+    if not isinstance(res, dict):
+        return out + ["result: an object expected"]
+    runs = [[e, s] for e in range(len(want["excerpts"])) for s in want["seeds"]]
+    if res.get("runs") != runs:
+        out.append("result.runs: one run per (excerpt, seed), excerpts outer, expected")
+    if res.get("checkpoints") != list(want["lab"]["checkpoints"]):
+        out.append(f"result.checkpoints: {want['lab']['checkpoints']} expected, got {res.get('checkpoints')!r:.60}")
+    for part in ("train", "val", "test"):
+        rows = res.get(part)
+        if not (isinstance(rows, list) and len(rows) == len(runs) and all(
+                isinstance(r, list) and len(r) == len(want["lab"]["checkpoints"])
+                and all(isinstance(x, float) and math.isfinite(x) and x >= 1 for x in r) for r in rows)):
+            out.append(f"result.{part}: per run, a perplexity >= 1 at every checkpoint expected")
+    first = res.get("first_losses")
+    if not (isinstance(first, list) and len(first) == len(runs) and all(
+            isinstance(r, list) and len(r) == FIRST_LOSSES
+            and all(isinstance(x, float) and math.isfinite(x) and x > 0 for x in r) for r in first)):
+        out.append(f"result.first_losses: per run, {FIRST_LOSSES} finite positive losses expected")
+    return out + grid_records.provenance_problems(rec.get("provenance"))
+
+
+def load(point: str) -> dict | None:
+    """The record, or None; InvalidRecord names the field it breaks."""
+    return grid_records.read(path(point), problems, COMMAND, point, ARM)
+
+
+def point_runs(scale, stated: LabRuns) -> LabRuns:
+    """A point's runs, from its record (with positions only); a missing record skips naming the
+    command, a broken one fails (never a divergence)."""
+    from claims import env
+    try:
+        rec = load(scale.name)
+    except InvalidRecord as e:
+        pytest.fail(str(e), pytrace=False)
+    if rec is None:
+        raise pytest.skip.Exception(f"no lab evidence for {scale.name}: run `{COMMAND}`", _use_item_location=True)
+    if env.SEED_OFFSET:
+        raise pytest.skip.Exception(f"lab evidence for {scale.name} is recorded at seeds {rec['config']['seeds']}; "
+                                    f"CLAIMS_SEED_OFFSET={env.SEED_OFFSET} moves the suite's", _use_item_location=True)
+    runs = scale.read(stated.excerpts, {True: rec["result"]})
+    runs.evidence.add(grid_records.evidence_of(rec))
+    return runs
+
+
+def replay_movement(rec: dict) -> float:
+    """The largest relative difference between every run's first REPLAY_STEPS training losses
+    and the same steps retrained now, with the current code."""
+    import numpy as np
+    from experiments.polish_lab import LabConfig, train_runs
+    scale = {s.name: s for s in points()}[rec["point"]]
+    exs = scale.texts()
+    lab = rec["config"]["lab"]
+    cfg = replace(LabConfig(**{**lab, "checkpoints": tuple(lab["checkpoints"])}), steps=REPLAY_STEPS, checkpoints=())
+    pairs = [(exs[e], s) for e, s in rec["result"]["runs"]]
+    ours = np.array(train_runs(cfg, pairs, keep_loss=True)["loss"])  # (runs, REPLAY_STEPS)
+    recorded = np.array(rec["result"]["first_losses"])[:, :REPLAY_STEPS]
+    return float(np.max(np.abs(ours - recorded) / np.abs(recorded)))
+
+
+if __name__ == "__main__":
+    import os
+    import sys
+    from claims import env
+    from claims.evidence import ROOT
+    env.exit_on_problem()  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
+    if not os.environ.get("CLAIMS_DATA_DIR") and (ROOT.parent / "shared" / "data").is_dir():
+        os.environ["CLAIMS_DATA_DIR"] = str(ROOT.parent / "shared" / "data")  # as .ci/run finds it
+    record(tuple(sys.argv[1:]))

@@ -1,0 +1,216 @@
+"""The Winograd diagnosis grid's evidence: the points of ``claims.grids.WINOGRAD_GRIDS``, trained on
+the CPU and recorded as small JSON files with their provenance, one per (point, task, model):
+
+    fixtures/evidence/winograd/explore/<point>/<task>-<model>.json
+    python -m claims.winograd_evidence [POINT ...]   # record what is not yet recorded, cheapest first
+
+The stated point is the verdict's own runs, which the slow tier trains; a point records only the
+models whose settings it changes (a point that changes the fixed task's held-out set leaves the
+leaky task's models as they are, and reads them from the stated runs). A record is checked
+against its schema in the fast tier and its first steps are retrained in the slow tier, like the
+families' records (claims/evidence.py).
+"""
+import math
+import time
+
+import pytest
+
+from claims import grid_records
+from claims.evidence import EVIDENCE, REPLAY_STEPS, InvalidRecord, _shown
+from claims.scales import WINOGRAD, WinogradRuns, train_winograd
+
+FAMILY = "winograd"
+COMMAND = "python -m claims.winograd_evidence"
+
+
+def points() -> list:
+    """Every trained point's WinogradScale, once (the five claims share them)."""
+    from claims.grids import WINOGRAD_GRIDS
+    seen = {}
+    for grid in WINOGRAD_GRIDS.values():
+        for p in grid.trained():
+            seen.setdefault(p.scale.name, p.scale)
+    return list(seen.values())
+
+
+def recorded_arm(scale, task: str, kind: str) -> dict:
+    """The config a record of (point, model) holds: the point's, at the suite's own seeds (records
+    are made without CLAIMS_SEED_OFFSET, which shifts the scale's seeds)."""
+    from claims import env
+    arm = scale.arm(task, kind)
+    return {**arm, "seeds": [s - env.SEED_OFFSET for s in arm["seeds"]]}
+
+
+def changed(scale) -> list[tuple[str, str]]:
+    """The (task, model)s whose settings the point changes: the ones it trains and records."""
+    return [m for m in scale.models if scale.arm(*m) != WINOGRAD.arm(*m)]
+
+
+def path(point: str, task: str, kind: str):
+    return EVIDENCE / FAMILY / "explore" / point / f"{task}-{kind}.json"
+
+
+def record_paths() -> list:
+    return sorted((EVIDENCE / FAMILY / "explore").glob("*/*.json"))
+
+
+def cost(scale, model) -> float:
+    """A (point, model)'s training cost, relative: steps x blocks x width (the bag counts as a
+    tenth of a block), so that the cheapest points land first when time is short."""
+    blocks = {"bag": 0.1, "1-block": 1, "2-blocks": 2}[model[1]]
+    return scale.arm(*model)["steps"] * blocks * scale.d_model
+
+
+def pending(names=()) -> list[tuple[object, tuple[str, str]]]:
+    """The (point, model)s declared and not recorded (of the points ``names``, if given), the
+    cheapest point first, so that whole points land first when time is short."""
+    todo = [(s, m) for s in points() for m in changed(s)
+            if not path(s.name, *m).is_file() and (not names or s.name in names)]
+    whole = {s.name: sum(cost(t, m) for t, m in todo if t.name == s.name) for s, _ in todo}
+    return sorted(todo, key=lambda sm: (whole[sm[0].name], sm[0].name, cost(*sm)))
+
+
+def record(names=(), log=print) -> list:
+    """Train and record every pending (point, model), cheapest first."""
+    import torch
+    from claims import env
+    if env.SEED_OFFSET:
+        raise SystemExit("error: Winograd grid records are made at the suite's own seeds; unset CLAIMS_SEED_OFFSET")
+    known = [s.name for s in points()]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"error: no Winograd grid point {', '.join(unknown)}; the points: {', '.join(known)}")
+    todo, written = pending(names), []
+    log(f"winograd: {len(todo)} (point, model) set(s) to train on cpu ({torch.get_num_threads()} threads)")
+    for scale, (task, kind) in todo:
+        arm, start = scale.arm(task, kind), time.perf_counter()
+        result = train_winograd(arm)
+        rec = {"family": FAMILY, "point": scale.name, "arm": f"{task}/{kind}", "config": arm, "result": result,
+               "provenance": grid_records.provenance(time.perf_counter() - start)}
+        out = path(scale.name, task, kind)
+        grid_records.write(out, rec)
+        acc = [r["final"]["accuracy"] for r in result["runs"]]
+        log(f"  {scale.name} {task}/{kind}: held-out accuracy {min(acc):.3f}-{max(acc):.3f} over "
+            f"{len(acc)} seeds, {rec['provenance']['wall_s'] / 60:.1f} min -> {_shown(out)}")
+        written.append(out)
+    return written
+
+
+# ---- the schema ------------------------------------------------------------------------------
+
+def _unit(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and 0 <= x <= 1
+
+
+def problems(rec) -> list[str]:
+    """Every way ``rec`` breaks the Winograd record's schema, each naming its field; empty for a
+    sound record. Scores are fractions in [0, 1], each run's final scores equal its curve's last
+    point, the curve ends at the configured steps, attention rows are distributions."""
+    from experiments.train import FIRST_LOSSES
+    from experiments.winograd import ADJECTIVES
+    if not isinstance(rec, dict):
+        return [f"record: an object expected, got {type(rec).__name__}"]
+    out = []
+    if rec.get("family") != FAMILY:
+        out.append(f"family: {FAMILY!r} expected, got {rec.get('family')!r}")
+    scales = {s.name: s for s in points()}
+    if not isinstance(rec.get("point"), str) or rec["point"] not in scales:
+        return out + [f"point: one of {', '.join(scales)} expected, got {rec.get('point')!r:.60}"]
+    scale = scales[rec["point"]]
+    models = {f"{t}/{k}": (t, k) for t, k in changed(scale)}
+    if not isinstance(rec.get("arm"), str) or rec["arm"] not in models:
+        return out + [f"arm: one of {', '.join(models)} expected, got {rec.get('arm')!r:.60}"]
+    task, kind = models[rec["arm"]]
+    cfg = rec.get("config")
+    if cfg != recorded_arm(scale, task, kind):
+        out.append(f"config: {recorded_arm(scale, task, kind)} expected (the point's settings), got {cfg!r:.80}")
+        return out
+    n = 8 * cfg["held_pairs"]  # held-out sentences: every score is a count over them
+    evaluations = sorted({*range(250, cfg["steps"], 250), cfg["steps"]})  # train_task's eval_every
+    runs = (rec.get("result") or {}).get("runs") if isinstance(rec.get("result"), dict) else None
+    if not isinstance(runs, list) or [r.get("seed") if isinstance(r, dict) else None for r in runs] != cfg["seeds"]:
+        return out + [f"result.runs: one run per seed {cfg['seeds']} expected"]
+    for i, r in enumerate(runs):
+        where = f"result.runs[{i}]"
+        curve = r.get("curve")
+        if not isinstance(curve, list) or not curve or not all(isinstance(p, dict) for p in curve):
+            out.append(f"{where}.curve: a non-empty list of evaluations expected")
+            continue
+        steps = [p.get("step") for p in curve]
+        if steps != evaluations:
+            out.append(f"{where}.curve.step: an evaluation every 250 steps and at {cfg['steps']} expected, "
+                       f"got {steps!r:.60}")
+        for p in curve:
+            scores = [p.get(k) for k in ("accuracy", "pair_accuracy", "wrong_noun")]
+            if not all(_unit(x) for x in scores):
+                out.append(f"{where}.curve: accuracy, pair_accuracy, wrong_noun in [0, 1] expected at step {p.get('step')}")
+                break
+            if not all(abs(x * n - round(x * n)) < 1e-6 for x in scores) or scores[0] + scores[2] > 1 + 1e-9:
+                out.append(f"{where}.curve: at step {p.get('step')}, scores that are counts over {n} sentences "
+                           "expected, with accuracy + wrong_noun <= 1 (two different answers)")
+                break
+        if r.get("final") != curve[-1]:
+            out.append(f"{where}.final: {r.get('final')!r:.60} disagrees with its own curve's last point")
+        losses = r.get("first_losses")
+        if not (isinstance(losses, list) and len(losses) == FIRST_LOSSES
+                and all(isinstance(x, float) and math.isfinite(x) and x > 0 for x in losses)):
+            out.append(f"{where}.first_losses: a list of {FIRST_LOSSES} finite positive losses expected")
+        if (task, kind) == ("fixed", "2-blocks"):
+            for key in ("rows", "rows_held"):
+                rows = r.get(key)
+                ok = (isinstance(rows, dict) and set(rows) == set(ADJECTIVES) and all(
+                    isinstance(b, list) and len(b) == 2 and all(
+                        isinstance(row, list) and len(row) == 15 and all(_unit(w) for w in row)
+                        and abs(sum(row) - 1) < 1e-4 for row in b) for b in rows.values()))
+                if not ok:
+                    out.append(f"{where}.{key}: per adjective, 2 blocks of 15 weights summing to 1 expected")
+    return out + grid_records.provenance_problems(rec.get("provenance"))
+
+
+def load(point: str, task: str, kind: str) -> dict | None:
+    """The record, or None; InvalidRecord names the field it breaks."""
+    return grid_records.read(path(point, task, kind), problems, COMMAND, point, f"{task}/{kind}")
+
+
+def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
+    """A point's runs: its own records for the models it changes, the stated runs for the rest. A
+    missing record skips naming the command; a broken one fails (never a divergence)."""
+    from claims import env
+    records, evidence = {}, set()
+    for task, kind in scale.models:
+        if (task, kind) not in changed(scale):
+            records[task, kind] = {"runs": [stated.record(task, kind, s) for s in stated.seeds]}
+            continue
+        try:
+            rec = load(scale.name, task, kind)
+        except InvalidRecord as e:
+            pytest.fail(str(e), pytrace=False)
+        if rec is None:
+            raise pytest.skip.Exception(f"no Winograd evidence for {scale.name} {task}/{kind}: run `{COMMAND}`",
+                                        _use_item_location=True)
+        if env.SEED_OFFSET:
+            raise pytest.skip.Exception(f"Winograd evidence for {scale.name} is recorded at seeds {rec['config']['seeds']}; "
+                                        f"CLAIMS_SEED_OFFSET={env.SEED_OFFSET} moves the suite's", _use_item_location=True)
+        records[task, kind] = rec["result"]
+        evidence.add(grid_records.evidence_of(rec))
+    return WinogradRuns(scale, records, evidence)
+
+
+def replay_movement(rec: dict) -> float:
+    """The largest relative difference between the record's first REPLAY_STEPS training losses
+    (every seed) and the same steps retrained now, with the current code."""
+    from experiments.winograd import fixed_task, leaky_task, train_task
+    cfg = rec["config"]
+    task = {"leaky": leaky_task, "fixed": fixed_task}[cfg["task"]](held_pairs=cfg["held_pairs"])
+    first = []
+    train_task(task, cfg["kind"], steps=REPLAY_STEPS, seeds=cfg["seeds"], lr=cfg["lr"], d_model=cfg["d_model"],
+               first_losses=first)
+    return max(abs(first[step][m] - r["first_losses"][step]) / abs(r["first_losses"][step])
+               for m, r in enumerate(rec["result"]["runs"]) for step in range(REPLAY_STEPS))
+
+
+if __name__ == "__main__":
+    import sys
+    from claims import env
+    env.exit_on_problem()  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
+    record(tuple(sys.argv[1:]))  # point names, e.g. 'winograd@scale.lr=0.001'; none: every point
