@@ -142,7 +142,7 @@ class Runs:
 
 def _checkpoint(name: str) -> None:
     if name not in ("final", "best"):
-        raise ValueError(f"checkpoint {name!r}: 'final' (the last step) or 'best' (the lowest validation)")
+        raise ValueError(f"checkpoint {name!r}: 'final' (the last step) or 'best' (the best evaluation)")
 
 
 def evidence_mode() -> bool:
