@@ -391,8 +391,8 @@ def _worth_at_32_full(runs) -> np.ndarray:
 
 
 # SQRT-09 is judged on the chapter's configuration: the ladder's 4-heads rung (heads 32 wide),
-# 3000 steps, batch 64 (docs/setup-audit.md §2). No divergence is declared before its five
-# seeds are recorded.
+# 3000 steps, batch 64 (docs/setup-audit.md §2). Its divergence was declared only once its five
+# seeds were recorded, under the rule of 604e569.
 def sqrt09_rule(runs, checkpoint="final"):
     """"non vale nulla e la run senza è leggermente avanti": the mean effect's 90 % interval
     inside [-2, 2] (TOST), and the run without the division ahead on every one of the seeds."""
@@ -416,6 +416,9 @@ def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt09_full, claim_re
 
 @pytest.mark.gpu
 @pytest.mark.claim("SQRT-09")
+@diverges("on the chapter's configuration (4 heads of 32, 3000 steps, batch 64) the run without the division "
+          "is ahead on 1 seed of 5, not on every one: the division is worth about a point, inside the 'worth "
+          "nothing' band, but it helps (per-seed differences in the report)")
 def test_at_32_the_run_without_the_division_is_slightly_ahead_at_full_scale(sqrt09_full, claim_record):
     worth = _worth_at_32_full(sqrt09_full)
     ahead = claim_record("SQRT-09", int((worth < 0).sum()), expected="5 of 5 (no-division slightly ahead)",
