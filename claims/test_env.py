@@ -13,6 +13,8 @@ pytestmark = pytest.mark.fast
 def reread(monkeypatch):
     """claims.env read again under the given variables; restored afterwards."""
     def read(**values):
+        for k in ("CLAIMS_SEED_OFFSET", "CLAIMS_DEVICE"):  # the case's own variables alone, not the run's
+            monkeypatch.delenv(k, raising=False)
         for k, v in values.items():
             monkeypatch.setenv(k, v)
         return importlib.reload(env)
