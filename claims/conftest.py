@@ -125,7 +125,21 @@ def evidence_runs():
 
 # ---- the scales of claims/scales.py, one session fixture each: what a test trained (or read) ----
 # A CI scale trains every arm up front, shared among xdist workers; a full scale trains an arm
-# when a test first reads it, on CUDA, or reads its committed evidence.
+# when a test first reads it, on CUDA, or reads its committed evidence. Each fixture is its
+# scale's name in lower case.
+
+@pytest.fixture(scope="session", autouse=True)
+def _ci_scales_up_front(request):
+    """Before the first test: every CI scale that a test to be run reads, all trained at once,
+    the largest job first (scales.train_up_front). A failure here (a missing corpus) is left to
+    the scale's own fixture, which meets it again and reports it in its own tests."""
+    todo = scales.ci_scales({name for item in request.session.items if not item.get_closest_marker("skip")
+                             for name in item.fixturenames})
+    if todo:
+        try:
+            scales.train_up_front(todo)
+        except (Exception, pytest.skip.Exception, pytest.fail.Exception):
+            pass
 
 @pytest.fixture(scope="session")
 def ladder_ci(request):

@@ -19,7 +19,8 @@ from claimcheck.progress import tracker
 from claims import env
 from claims.env import DEVICE, no_corpus, seeds
 from experiments.cost import CostConfig
-from experiments.runs import RunSpec, memo_key, memo_many
+from experiments import runs as run_cache
+from experiments.runs import Job, RunSpec, memo_key, memo_many, n_params
 from experiments.configs import ladder, shakespeare_config, sqrt_dk_config
 from experiments.polish_lab import LabConfig
 from experiments.winograd import FIXED_HELD_PAIRS, LEAKY_HELD_PAIRS
@@ -51,6 +52,10 @@ class Scale:
     def specs(self, arms=None, device="cpu") -> list[tuple[str, RunSpec]]:
         return [(a, self.spec(a, g, device)) for a in (arms or self.arms) for g in self.groups()]
 
+    def jobs(self) -> list[Job]:
+        """What a CI scale trains, as run-cache jobs (``train_up_front``)."""
+        return run_cache.jobs([s for _, s in self.specs()], log=_log() or (lambda *_: None), progress=tracker)
+
     def runs(self, request) -> "Runs":
         """CI scales train every arm up front, on the CPU. Full scales train each arm when a
         test first reads it, on the test's device; without CUDA (and unless CLAIMS_DEVICE=cpu
@@ -68,6 +73,22 @@ class Scale:
             return out
         runs = Runs(self, trained, self.seeds)
         return runs.prefetch() if self.ci else runs
+
+def ci_scales(fixture_names) -> list:
+    """The scales that train up front (CI scales, the lab, Winograd) among these fixture names:
+    each scale's fixture (claims/conftest.py) is its name here in lower case."""
+    found = (globals().get(name.upper()) for name in sorted(fixture_names))
+    return [s for s in found if hasattr(s, "jobs") and getattr(s, "ci", True)]
+
+
+def train_up_front(scales: list) -> None:
+    """Every job of these CI scales, the largest first, shared out among the processes that
+    call it (xdist workers): the longest-processing-time rule. Each scale asking for its own jobs
+    when its first test runs left one worker alone at the end with a stack of 10 Winograd models
+    while the other idled."""
+    jobs = {j.key: j for s in scales for j in s.jobs()}  # scales share runs (NORM_EQ_CI's seeds 0-2 are NORM_CI's)
+    memo_many(sorted(jobs.values(), key=lambda j: -j.work))
+
 
 @dataclass(frozen=True)
 class Run:
@@ -224,7 +245,8 @@ class LabScale:
         except CorpusUnavailable as e:
             no_corpus(e)
 
-    def runs(self, request) -> "LabRuns":
+    def jobs(self) -> list[Job]:
+        """Every (excerpt, seed) with and without positions: two stacks, two run-cache jobs."""
         from experiments.polish_lab import train_runs, with_positions
         exs = self.texts()
         pairs = [(ex, s) for ex in exs for s in self.seeds]
@@ -234,10 +256,14 @@ class LabScale:
             key = memo_key("tiny-lab", {"config": asdict(cfg), "seeds": self.seeds,
                                         "excerpts": [ex.sha256 for ex in exs]})
             label = f"tiny-lab/{'positions' if pe else 'no-positions'}/{len(pairs)} runs"
-            jobs.append((key, lambda cfg=cfg, label=label: train_runs(
-                cfg, pairs, log=_log(), progress=tracker(label, cfg.steps))))
-        with_pe, without_pe = memo_many(jobs)
-        return self.read(exs, {True: with_pe, False: without_pe})
+            work = n_params(cfg.model()) * cfg.steps * cfg.batch * cfg.model().block_size * len(pairs)
+            jobs.append(Job(key, lambda cfg=cfg, label=label: train_runs(
+                cfg, pairs, log=_log(), progress=tracker(label, cfg.steps)), work))
+        return jobs
+
+    def runs(self, request) -> "LabRuns":
+        with_pe, without_pe = memo_many(self.jobs())
+        return self.read(self.texts(), {True: with_pe, False: without_pe})
 
     def read(self, exs, records: dict) -> "LabRuns":
         """LabRuns of ``records`` ({positions: train_runs' result}), with the counting baselines."""
@@ -336,10 +362,18 @@ class WinogradScale:
         return {"task": task, "kind": kind, "seeds": list(self.seeds), "steps": self.arm_steps()[task, kind],
                 "held_pairs": self.held_pairs(task), "lr": self.lr, "d_model": self.d_model}
 
+    def jobs(self) -> list[Job]:
+        """Each (task, model) on its seeds, one stack: a run-cache job each."""
+        from experiments.winograd import fixed_task, leaky_task, model_config
+        tasks = {"leaky": leaky_task(self.leaky_held_pairs), "fixed": fixed_task(self.fixed_held_pairs)}
+        return [Job(memo_key("winograd", self.arm(t, k), source=WinogradScale),
+                    lambda t=t, k=k: train_winograd(self.arm(t, k)),
+                    # train_task's batches: 64 sentences, 17 predictions each
+                    n_params(model_config(tasks[t], k, self.d_model)) * self.arm_steps()[t, k] * 64 * 17
+                    * len(self.seeds)) for t, k in self.models]
+
     def runs(self, request=None) -> "WinogradRuns":
-        jobs = [(memo_key("winograd", self.arm(t, k), source=WinogradScale),
-                 lambda t=t, k=k: train_winograd(self.arm(t, k))) for t, k in self.models]
-        return WinogradRuns(self, dict(zip(self.models, memo_many(jobs))))
+        return WinogradRuns(self, dict(zip(self.models, memo_many(self.jobs()))))
 
 
 def train_winograd(arm: dict) -> dict:

@@ -7,7 +7,8 @@ the model and training configs, the corpus and its slice, the seeds, the device 
 version and a hash of the code. The seeds are part of the key because they are trained
 together: seed 0 of a three-seed stack and of a twenty-seed stack may round differently, so
 they are two runs. A file lock per key makes one process train it while the others wait;
-``ensure`` lets several processes share out a list of arms.
+``ensure`` lets several processes share out a list of arms. A ``Job`` is any cached
+computation with a rough size, so that a list of them can start with the longest.
 """
 import functools
 import hashlib
@@ -15,12 +16,13 @@ import inspect
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 import torch
 from filelock import FileLock, Timeout
 
 from .data import CORPORA, bpe_tokens, cache_dir, split, write_atomic
-from model.gpt import GPTConfig
+from model.gpt import GPT, GPTConfig
 from .train import TrainConfig, train
 
 
@@ -54,6 +56,24 @@ class RunSpec:
         d.update(device=torch.device(self.device).type, corpus_sha=CORPORA[self.corpus].sha256,
                  torch=torch.__version__, code=code_version())
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+    def work(self) -> float:
+        """A rough size: parameters x next-token predictions made in training, over the seeds."""
+        return n_params(self.model) * self.train.predictions(self.model.block_size) * len(self.seeds)
+
+
+def n_params(cfg: GPTConfig) -> int:
+    """The model's parameter count, from a model built without memory."""
+    with torch.device("meta"):
+        return sum(p.numel() for p in GPT(cfg).parameters())
+
+
+class Job(NamedTuple):
+    """A cached computation: its key, how to compute it, and a rough size to order jobs by
+    (multiply-adds, or anything proportional to them across jobs)."""
+    key: str
+    compute: Callable[[], dict]
+    work: float = 0.0
 
 
 def _paths(key: str) -> tuple[Path, Path]:
@@ -104,8 +124,10 @@ def memo(key: str, compute) -> dict:
 
 
 def memo_many(jobs: list[tuple[str, object]]) -> list[dict]:
-    """Several (key, compute) jobs, shared out among the processes that ask for the same list:
-    a job another process holds is skipped, then waited for at the end."""
+    """Several (key, compute) jobs (or ``Job``s), shared out among the processes that ask for
+    the same list, in its order: a job another process holds is skipped, then waited for at the
+    end."""
+    jobs = [(j[0], j[1]) for j in jobs]
     for key, compute in jobs:
         path, lock = _paths(key)
         if path.is_file():
@@ -125,7 +147,12 @@ def get(spec: RunSpec, log=print, progress=None) -> list[dict]:
     return memo(spec.key(), lambda: _train(spec, log, progress))["runs"]
 
 
+def jobs(specs: list[RunSpec], log=print, progress=None) -> list[Job]:
+    """Each spec's training, as a job of the run cache."""
+    return [Job(s.key(), lambda s=s: _train(s, log, progress), s.work()) for s in specs]
+
+
 def ensure(specs: list[RunSpec], log=print, progress=None) -> list[list[dict]]:
     """Every arm's records, one list per spec, trained once among every process that asks
     (pytest-xdist workers)."""
-    return [r["runs"] for r in memo_many([(s.key(), lambda s=s: _train(s, log, progress)) for s in specs])]
+    return [r["runs"] for r in memo_many(jobs(specs, log, progress))]

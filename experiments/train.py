@@ -9,6 +9,7 @@ Device-agnostic (pass a device), deterministic on CPU for given seeds, quiet unl
 log. ``train`` returns one plain dict per seed (its record) that the run cache stores as JSON.
 """
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -48,6 +49,21 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.lr * min(1.0, (step + 1) / cfg.warmup) if cfg.warmup else cfg.lr
 
 
+@contextmanager
+def flushed_denormals():
+    """x86 computes denormal floats (below 1.2e-38) many times slower, and a saturated softmax
+    is full of them: the undivided d_k = 1024 head of SQRT_CI trained 2.7x faster with them
+    flushed to zero, and its record, like every other measured so, was the same bit for bit (a
+    denormal added to a sum of normal float32 numbers vanishes either way). The thread's
+    setting is restored after."""
+    flushed = torch.set_flush_denormal(True)  # False where the CPU cannot; then nothing changes
+    try:
+        yield
+    finally:
+        if flushed:
+            torch.set_flush_denormal(False)
+
+
 def fit(stack: Stack, opt, batch, steps: int, *, lr=None, hooks=(), progress=None) -> float:
     """Train the stack for ``steps`` steps; return the wall time in seconds.
 
@@ -55,6 +71,11 @@ def fit(stack: Stack, opt, batch, steps: int, *, lr=None, hooks=(), progress=Non
     from 1). ``lr(step)``, if given, sets the rate before the step. ``hook(step, losses)`` runs
     after it, with the (M,) training losses; ``progress(step)`` is a sign of life.
     """
+    with flushed_denormals():
+        return _fit(stack, opt, batch, steps, lr=lr, hooks=hooks, progress=progress)
+
+
+def _fit(stack: Stack, opt, batch, steps: int, *, lr, hooks, progress) -> float:
     stack.train()
     start = time.perf_counter()
     for step in range(1, steps + 1):

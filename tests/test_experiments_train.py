@@ -225,6 +225,20 @@ def test_train_and_replay_read_any_integer_token_array():
     assert set(rec["trace"]) == {"step", "loss"} and rec["trace"]["step"] == [0, 1, 2]
 
 
+def test_fit_flushes_denormal_floats_while_it_trains_and_only_then():
+    """Inside fit a denormal float reads as zero (a saturated softmax is full of them, and x86
+    computes them slowly); before and after, the thread computes with them as usual."""
+    if not torch.set_flush_denormal(False):
+        pytest.skip("this CPU cannot flush denormals; fit trains with them")
+    tiny = torch.tensor([1e-39])  # below float32's smallest normal, 1.18e-38
+    seen = []
+    stack = Stack(TINY, (SEED,))
+    fit(stack, torch.optim.AdamW(stack.parameters()), token_batches(TR, (SEED,), B, 4, "cpu"), 2,
+        hooks=(lambda step, loss: seen.append((tiny * 1).item()),))
+    assert seen == [0.0, 0.0]
+    assert (tiny * 1).item() == pytest.approx(1e-39)
+
+
 def test_start_builds_the_models_their_adamw_and_the_warmup_from_the_config():
     """The stack of the seeds on the device asked for ("meta": not the default), AdamW with the
     config's rate, betas and weight decay over every weight, and the schedule fit sets before

@@ -1,0 +1,54 @@
+"""How the training scales are trained: every CI scale a run will read, up front, the largest
+job first, each once, whichever xdist worker gets to it (claims/scales.py train_up_front)."""
+import ast
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from claims import scales
+from experiments.runs import Job, n_params
+from model.gpt import GPT
+
+pytestmark = pytest.mark.fast
+
+
+def test_the_ci_scales_train_up_front_the_largest_job_first_and_each_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
+    order = []
+
+    def job(name, work):
+        return Job(name, lambda: order.append(name) or {"v": name}, work)
+
+    a = SimpleNamespace(jobs=lambda: [job("small", 1.0), job("big", 9.0)])
+    b = SimpleNamespace(jobs=lambda: [job("mid", 5.0), job("big", 9.0)])  # a run two scales share
+    scales.train_up_front([a, b])
+    assert order == ["big", "mid", "small"]
+    scales.train_up_front([b])  # cached: nothing trains again
+    assert order == ["big", "mid", "small"]
+
+
+def test_only_the_scales_that_train_on_the_cpu_are_trained_up_front():
+    """Full scales train on CUDA when a test reads them, or read their records; the cost
+    measurements time themselves and must not share the cores; other fixtures are not scales."""
+    got = scales.ci_scales({"ladder_ci", "ladder_full", "cost_ci", "tiny_lab", "winograd", "device", "pin"})
+    assert got == [scales.LADDER_CI, scales.TINY_LAB, scales.WINOGRAD]
+
+
+def test_every_scale_fixture_is_its_scales_name_in_lower_case():
+    """ci_scales finds a test's scales by its fixtures' names: each claims/conftest.py fixture
+    that returns ``scales.X.runs(request)`` must be named ``x``."""
+    tree = ast.parse((Path(__file__).parent / "conftest.py").read_text())
+    pairs = [(f.name, r.func.value.attr) for f in tree.body if isinstance(f, ast.FunctionDef)
+             and len(f.body) == 1 and isinstance(r := getattr(f.body[0], "value", None), ast.Call)
+             and isinstance(r.func, ast.Attribute) and r.func.attr == "runs"
+             and isinstance(r.func.value, ast.Attribute) and getattr(r.func.value.value, "id", "") == "scales"]
+    assert len(pairs) >= 20
+    assert all(fixture.upper() == name for fixture, name in pairs), pairs
+
+
+def test_a_runs_work_is_its_parameters_times_its_predictions_over_its_seeds():
+    spec = scales.SQRT_CI.spec("div-32", (0, 1))
+    built = sum(p.numel() for p in GPT(spec.model).parameters())
+    assert n_params(spec.model) == built
+    assert spec.work() == built * 1000 * 16 * 32 * 2  # steps x batch x window x seeds
