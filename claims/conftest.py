@@ -253,5 +253,10 @@ def pos_ci(request):
 
 
 @pytest.fixture(scope="session")
+def norm03_grads(request):
+    return scales.NORM03_GRADS.runs(request)
+
+
+@pytest.fixture(scope="session")
 def cost_ci(request):
     return scales.COST_CI.runs(request)

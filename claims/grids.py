@@ -10,7 +10,7 @@ The Winograd grids (WINOGRAD_GRIDS) vary a WinogradScale and the Polish lab's (L
 LabScale, whose stated runs the slow tier trains; their points are recorded by
 ``python -m claims.winograd_evidence`` and ``python -m claims.lab_evidence`` under
 ``fixtures/evidence/{winograd,lab}/explore/<point>/``. NORM-03's grid measures gradients at
-initialisation and is computed in claims/test_norm.py.
+initialisation (experiments/grad_norms.py; scales.NORM03_GRADS) and is declared in claims/test_norm.py.
 """
 
 from claims.diagnosis import Axis, Grid

@@ -528,6 +528,38 @@ POS_CI = Scale("pos-ci", {p: shakespeare_config(block_size=64, d_model=64, n_lay
                            eval_lengths=POS_LENGTHS), seeds=seeds(0, 1, 2))
 
 
+# NORM-03: gradient norms at initialisation, 12 blocks at d 128, on the catalogue's five seeds
+# (fixed: CLAIMS_SEED_OFFSET leaves them). Each (batch, init) of the stated measurement and of its
+# diagnosis grid (claims/test_norm.py NORM03_AXES) is one run-cache job; the reductions are read
+# from the same gradients.
+@dataclass(frozen=True)
+class GradNormScale:
+    seeds: tuple[int, ...]
+    settings: tuple = (("real", "torch"), ("random", "torch"), ("mean8", "torch"),
+                       ("real", "normal"), ("real", "gpt2"))
+    name: str = "norm03-grads"
+
+    def jobs(self) -> list[Job]:
+        from experiments.grad_norms import BATCH, N_LAYER, grad_norms
+        from experiments.data import bpe_tokens
+        cfg = shakespeare_config(n_layer=N_LAYER)
+        size = n_params(cfg) * BATCH * cfg.block_size * 2 * len(self.seeds)  # one pass per norm and seed
+        return [Job(memo_key("grad-norms", {"batch": b, "init": i, "seeds": self.seeds}),
+                    lambda b=b, i=i: grad_norms(bpe_tokens("tinyshakespeare", 1024)[0], self.seeds, b, i),
+                    size * (8 if b == "mean8" else 1)) for b, i in self.settings]
+
+    def runs(self, request=None) -> dict:
+        """(batch, init) -> grad_norms' result."""
+        from experiments.data import CorpusUnavailable
+        try:
+            return dict(zip(self.settings, memo_many(self.jobs())))
+        except CorpusUnavailable as e:
+            no_corpus(e)
+
+
+NORM03_GRADS = GradNormScale(seeds=(0, 1, 2, 3, 4))
+
+
 # ---- the cost of attention (IT 3.12) ---------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -5,10 +5,10 @@ import torch
 import torch.nn as nn
 from scipy import stats
 
-from model import GPT, MLP, Block, MultiHeadAttention
-from experiments.configs import shakespeare_config
+from model import MLP, Block, MultiHeadAttention
 from claimcheck import diverges
 from claims.rules import MOST, inside, mean_interval, most_starts, rate_text
+from claims.scales import NORM03_GRADS
 
 
 
@@ -60,12 +60,11 @@ def test_post_norm_normalises_the_residual_path():
     assert not torch.allclose(y, x)
 
 
-SEEDS = (0, 1, 2, 3, 4)  # the catalogue's five, averaged
+SEEDS = NORM03_GRADS.seeds  # the catalogue's five, averaged
 
 
-def measure_grad_norms(tokens, batch="real", init="torch") -> dict:
-    """reduction -> (norm, seed) -> the 12 per-block gradient norms at initialisation, before any
-    step: 12 blocks, d 128, window 128, mean cross-entropy over one batch of 64 windows.
+def by_seed(measured: dict) -> dict:
+    """experiments.grad_norms' result as reduction -> (norm, seed) -> the 12 per-block norms.
 
     The text states none of the measurement's settings; ours (the stated point of NORM-03's
     diagnosis) is the first batch a full-scale run of that seed would see (``batch="real"``),
@@ -74,35 +73,13 @@ def measure_grad_norms(tokens, batch="real", init="torch") -> dict:
     norm of the gradient averaged over 8 batches); reductions ``"attention"`` / ``"mlp"`` (one
     sub-layer's parameters, read from the same gradients); ``init="normal"`` / ``"gpt2"``
     (model/gpt.py's INITS)."""
-    from experiments.data import split
-    from experiments.train import token_batches
-    train, _ = split(tokens)
-    train = torch.as_tensor(train)
-    keep = {"block": lambda n: True, "attention": lambda n: n.startswith("mix."),
-            "mlp": lambda n: n.startswith("ff.")}
-    out = {r: {} for r in keep}
-    for norm in ("pre", "post"):
-        cfg = shakespeare_config(n_layer=12, norm=norm, init=init)
-        for seed in SEEDS:
-            draw = token_batches(train, (seed,), 64, cfg.block_size, "cpu")
-            batches = [draw(i + 1) for i in range(8 if batch == "mean8" else 1)]
-            if batch == "random":
-                g = torch.Generator().manual_seed(seed)
-                x = torch.randint(cfg.vocab_size, (1, 64, cfg.block_size + 1), generator=g)
-                batches = [(x[..., :-1], x[..., 1:])]
-            torch.manual_seed(seed)
-            m = GPT(cfg)
-            for x, y in batches:  # the mean loss over the batches: the averaged gradient
-                (m(x[0], y[0])[1] / len(batches)).backward()
-            for r, k in keep.items():
-                out[r][norm, seed] = [torch.sqrt(sum((p.grad ** 2).sum() for n, p in b.named_parameters()
-                                                     if k(n))).item() for b in m.blocks]
-    return out
+    return {r: {(norm, s): v for norm, per_seed in by_norm.items() for s, v in zip(SEEDS, per_seed)}
+            for r, by_norm in measured.items()}
 
 
 @pytest.fixture(scope="module")
-def grad_norms_by_reduction(shakespeare_tokens):
-    return measure_grad_norms(shakespeare_tokens)
+def grad_norms_by_reduction(norm03_grads):
+    return by_seed(norm03_grads["real", "torch"])
 
 
 @pytest.fixture(scope="module")
@@ -194,14 +171,14 @@ NORM03_AXES = (
 
 @pytest.mark.slow
 @pytest.mark.diagnosis("NORM-03")
-def test_norm03_diagnosis(shakespeare_tokens, grad_norms_by_reduction, claim_diagnosis):
+def test_norm03_diagnosis(norm03_grads, grad_norms_by_reduction, claim_diagnosis):
     value, holds = norm03_rule(grad_norms_by_reduction["block"])
     grid = [{"point": "stated", "settings": {}, "why": "our measurement: one real batch, every block "
              "parameter, PyTorch's inits", "value": value, "holds": bool(holds), "seeds": list(SEEDS)}]
     for setting, values, why in NORM03_AXES:
         for v in values[1:]:
-            gn = grad_norms_by_reduction[v] if setting == "reduction" else \
-                measure_grad_norms(shakespeare_tokens, **{setting: v})["block"]
+            measured = {"batch": (v, "torch"), "init": ("real", v)}.get(setting)
+            gn = grad_norms_by_reduction[v] if setting == "reduction" else by_seed(norm03_grads[measured])["block"]
             value, holds = norm03_rule(gn)
             grid.append({"point": f"{setting}={v}", "settings": {setting: v}, "why": why, "value": value,
                          "holds": bool(holds), "seeds": list(SEEDS)})

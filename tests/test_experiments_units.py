@@ -752,3 +752,24 @@ def test_numpy_adam_steps_like_torchs_adam():
     for name, p in model.named_parameters():
         assert np.allclose(lab.p[name], p.detach().numpy(), rtol=0, atol=1e-12), name
     assert (lab.t, lab.passes, lab.predictions) == (3, 9, 9 * 16)
+
+
+# ---- grad_norms.py: NORM-03's measurement --------------------------------------------------------
+
+def test_grad_norms_reads_every_reduction_from_one_gradient_per_block_norm_and_seed(monkeypatch):
+    """12 blocks' norms per (norm, seed); the whole block's square is at least its attention's
+    plus its MLP's (the LayerNorms add the rest); the seed fixes the init and the batch."""
+    from experiments import grad_norms as gn
+    monkeypatch.setattr(gn, "BATCH", 2)  # the shape, not the size, is under test
+    tokens = np.random.default_rng(0).integers(0, 1024, 2000)
+    out = gn.grad_norms(tokens, (0, 1))
+    assert set(out) == {"block", "attention", "mlp"} and set(out["block"]) == {"pre", "post"}
+    for r in out:
+        for norm in ("pre", "post"):
+            assert np.array(out[r][norm]).shape == (2, 12) and np.all(np.array(out[r][norm]) > 0)
+    b, a, m = (np.array(out[r]["post"]) for r in ("block", "attention", "mlp"))
+    assert np.all(b ** 2 >= a ** 2 + m ** 2 - 1e-9)
+    assert out["block"]["pre"][0] != out["block"]["pre"][1]
+    assert gn.grad_norms(tokens, (1,))["block"]["pre"][0] == out["block"]["pre"][1]
+    with pytest.raises(ValueError, match="batch must be one of"):
+        gn.grad_norms(tokens, (0,), batch="mean2")
