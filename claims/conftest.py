@@ -130,16 +130,14 @@ def evidence_runs():
 
 @pytest.fixture(scope="session", autouse=True)
 def _ci_scales_up_front(request):
-    """Before the first test: every CI scale that a test to be run reads, all trained at once,
-    the largest job first (scales.train_up_front). A failure here (a missing corpus) is left to
-    the scale's own fixture, which meets it again and reports it in its own tests."""
-    todo = scales.ci_scales({name for item in request.session.items if not item.get_closest_marker("skip")
-                             for name in item.fixturenames})
-    if todo:
-        try:
-            scales.train_up_front(todo)
-        except (Exception, pytest.skip.Exception, pytest.fail.Exception):
-            pass
+    """Before the first test under claims/, on each worker: every CPU scale that a test to be run
+    reads, all its jobs in one list, the largest first (scales.train_up_front). A scale that
+    cannot list its jobs (a missing corpus), or a job that raises, is left to the scale's own
+    fixture, which meets the error again and reports it in its own tests; the rest still train."""
+    needed = {name for item in request.session.items if not item.get_closest_marker("skip")
+              for name in getattr(item, "fixturenames", ())}
+    scales.train_up_front(scales.ci_scales(needed))
+
 
 @pytest.fixture(scope="session")
 def ladder_ci(request):

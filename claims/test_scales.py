@@ -7,32 +7,56 @@ from types import SimpleNamespace
 import pytest
 
 from claims import scales
-from experiments.runs import Job, n_params
+from experiments.runs import Job, memo_many, n_params
 from model.gpt import GPT
 
 pytestmark = pytest.mark.fast
 
 
+def _job(order, name, work, fails=False):
+    def compute():
+        order.append(name)
+        if fails:
+            raise RuntimeError(f"{name} failed")
+        return {"v": name}
+    return Job(name, compute, work)
+
+
 def test_the_ci_scales_train_up_front_the_largest_job_first_and_each_once(tmp_path, monkeypatch):
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
     order = []
-
-    def job(name, work):
-        return Job(name, lambda: order.append(name) or {"v": name}, work)
-
-    a = SimpleNamespace(jobs=lambda: [job("small", 1.0), job("big", 9.0)])
-    b = SimpleNamespace(jobs=lambda: [job("mid", 5.0), job("big", 9.0)])  # a run two scales share
-    scales.train_up_front([a, b])
+    a = SimpleNamespace(jobs=lambda: [_job(order, "small", 1.0), _job(order, "big", 9.0)])
+    b = SimpleNamespace(jobs=lambda: [_job(order, "mid", 5.0), _job(order, "big", 9.0)])  # a shared run
+    assert scales.train_up_front([a, b]) == []
     assert order == ["big", "mid", "small"]
     scales.train_up_front([b])  # cached: nothing trains again
     assert order == ["big", "mid", "small"]
 
 
+def test_a_scale_or_job_that_fails_up_front_leaves_the_rest_training_and_is_met_again_when_read(
+        tmp_path, monkeypatch):
+    """A scale whose corpus is missing cannot list its jobs; a job can raise while it trains.
+    Neither stops the others, and the job's error comes back to whoever reads it."""
+    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
+    order = []
+
+    def no_corpus():
+        pytest.skip("pan-tadeusz.txt: not found")
+
+    broken = SimpleNamespace(name="tiny-lab", jobs=no_corpus)
+    failing = [_job(order, "big", 9.0, fails=True), _job(order, "small", 1.0)]
+    assert scales.train_up_front([broken, SimpleNamespace(jobs=lambda: failing)]) == ["tiny-lab", "big"]
+    assert order == ["big", "small"]
+    with pytest.raises(RuntimeError, match="big failed"):
+        memo_many(failing)
+
+
 def test_only_the_scales_that_train_on_the_cpu_are_trained_up_front():
     """Full scales train on CUDA when a test reads them, or read their records; the cost
     measurements time themselves and must not share the cores; other fixtures are not scales."""
-    got = scales.ci_scales({"ladder_ci", "ladder_full", "cost_ci", "tiny_lab", "winograd", "device", "pin"})
-    assert got == [scales.LADDER_CI, scales.TINY_LAB, scales.WINOGRAD]
+    got = scales.ci_scales({"ladder_ci", "ladder_full", "cost_ci", "tiny_lab", "winograd", "norm03_grads",
+                            "device", "pin"})
+    assert got == [scales.LADDER_CI, scales.NORM03_GRADS, scales.TINY_LAB, scales.WINOGRAD]
 
 
 def test_every_scale_fixture_is_its_scales_name_in_lower_case():

@@ -123,22 +123,41 @@ def memo(key: str, compute) -> dict:
         return _store(path, compute)
 
 
-def memo_many(jobs: list[tuple[str, object]]) -> list[dict]:
+def _compute_unless_held(key: str, compute) -> None:
+    """Compute and store the job unless it is stored, or another process holds it."""
+    path, lock = _paths(key)
+    if path.is_file():
+        return
+    try:
+        with FileLock(str(lock), timeout=0):
+            if not path.is_file():
+                _store(path, compute)
+    except Timeout:
+        pass  # another process is on it
+
+
+def memo_many(jobs: list) -> list[dict]:
     """Several (key, compute) jobs (or ``Job``s), shared out among the processes that ask for
     the same list, in its order: a job another process holds is skipped, then waited for at the
     end."""
     jobs = [(j[0], j[1]) for j in jobs]
     for key, compute in jobs:
-        path, lock = _paths(key)
-        if path.is_file():
-            continue
-        try:
-            with FileLock(str(lock), timeout=0):
-                if not path.is_file():
-                    _store(path, compute)
-        except Timeout:
-            pass  # another process is on it; memo() below waits for it
+        _compute_unless_held(key, compute)
     return [memo(key, compute) for key, compute in jobs]
+
+
+def prefetch(jobs: list) -> list[str]:
+    """``memo_many``'s first pass alone: compute, in order, each job that no process has stored
+    or holds, and wait for none (whoever reads a job waits for it then). A job that raises is
+    left to whoever reads it, who meets the error again and reports it; the keys of those that
+    raised are returned."""
+    failed = []
+    for key, compute, *_ in jobs:
+        try:
+            _compute_unless_held(key, compute)
+        except Exception:
+            failed.append(key)
+    return failed
 
 
 def get(spec: RunSpec, log=print, progress=None) -> list[dict]:

@@ -239,6 +239,23 @@ def test_fit_flushes_denormal_floats_while_it_trains_and_only_then():
     assert (tiny * 1).item() == pytest.approx(1e-39)
 
 
+def test_the_denormal_setting_is_restored_as_it_was_nested_or_already_on():
+    if not torch.set_flush_denormal(False):
+        pytest.skip("this CPU cannot flush denormals")
+    try:
+        with train_mod.flushed_denormals():
+            with train_mod.flushed_denormals():
+                pass
+            assert train_mod.flushing_denormals()  # the inner block left the outer one's setting
+        assert not train_mod.flushing_denormals()
+        torch.set_flush_denormal(True)
+        with train_mod.flushed_denormals():
+            pass
+        assert train_mod.flushing_denormals()
+    finally:
+        torch.set_flush_denormal(False)
+
+
 def test_start_builds_the_models_their_adamw_and_the_warmup_from_the_config():
     """The stack of the seeds on the device asked for ("meta": not the default), AdamW with the
     config's rate, betas and weight decay over every weight, and the schedule fit sets before
