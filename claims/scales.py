@@ -553,9 +553,10 @@ class GradNormScale:
         from experiments.data import CORPORA, bpe_tokens
         cfg = shakespeare_config(n_layer=N_LAYER)
         size = n_params(cfg) * BATCH * cfg.block_size * 2 * len(self.seeds)  # one pass per norm and seed
-        data = {"corpus": CORPORA["tinyshakespeare"].sha256, "vocab_size": 1024}  # the tokens below
+        corpus, vocab = "tinyshakespeare", 1024
+        data = {"corpus": CORPORA[corpus].sha256, "vocab_size": vocab}  # the key names the tokens it reads
         return [Job(memo_key("grad-norms", {"batch": b, "init": i, "seeds": self.seeds, **data}),
-                    lambda b=b, i=i: grad_norms(bpe_tokens("tinyshakespeare", 1024)[0], self.seeds, b, i),
+                    lambda b=b, i=i: grad_norms(bpe_tokens(corpus, vocab)[0], self.seeds, b, i),
                     size * (8 if b == "mean8" else 1)) for b, i in self.settings]
 
     def runs(self, request=None) -> dict:
