@@ -127,14 +127,20 @@ def slope(ns, ys) -> tuple[float, float]:
     return r.slope, r.stderr
 
 
+def _ratio(now, before) -> str:
+    """now / before in the table's 7 columns; '-' with no row before, or one that measured 0
+    (a time under the clock's resolution)."""
+    return f"{now / before:7.2f}" if before else "      -"
+
+
 def table(rows) -> str:
     """The chapter's table layout, with our numbers."""
     out = ["  tokens   ms total   ms x4   ms projections   attn matrix MB   peak MB   MB x4"]
     prev = None
     for r in rows:
         mb = r["peak_bytes"] / 2**20
-        x4t = f"{r['ms_total'] / prev['ms_total']:7.2f}" if prev else "      -"
-        x4m = f"{mb / (prev['peak_bytes'] / 2**20):7.2f}" if prev else "      -"
+        x4t = _ratio(r["ms_total"], prev and prev["ms_total"])
+        x4m = _ratio(r["peak_bytes"], prev and prev["peak_bytes"])
         out.append(f"{r['n']:8d} {r['ms_total']:10.3f} {x4t} {r['ms_projections']:16.3f} "
                    f"{r['score_bytes'] / 2**20:16.1f} {mb:9.1f} {x4m}")
         prev = r

@@ -50,6 +50,10 @@ class RunSpec:
     device: str = "cpu"
     label: str = field(default="", compare=False)  # a name for humans; not part of the key
 
+    def __post_init__(self):
+        # numpy ints would reach the key as strings ("3", not 3): the same runs under two keys
+        object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
+
     def key(self) -> str:
         d = asdict(self)
         d.pop("label")

@@ -418,6 +418,13 @@ def test_table_prints_the_chapters_columns_with_ratios_to_the_row_above():
     assert table([]) == HEADER
 
 
+def test_a_row_after_one_that_measured_zero_prints_no_ratio():
+    """A time under the clock's resolution reads 0 ms: the next row's ratio to it is '-', not a
+    ZeroDivisionError that loses the whole table."""
+    zero = [dict(ROWS[0], ms_total=0.0, peak_bytes=0), ROWS[1]]
+    assert table(zero).splitlines()[2] == "     256      5.000       -            2.500              2.0      32.0       -"
+
+
 def test_table_values_end_under_their_headers():
     """Every value is right-aligned to the last letter of its column's header."""
     names = ["tokens", "ms total", "ms x4", "ms projections", "attn matrix MB", "peak MB", "MB x4"]
