@@ -462,6 +462,8 @@ def main(argv=None):
         if not a.record:
             for fam, point, arm, seeds in pending():
                 print(f"{fam:<12} {point or '-':<40} {arm:<14} seeds {','.join(map(str, seeds))}")
+            print("# the Winograd and lab grid points (CPU, their own records): "
+                  "python -m claims.winograd_evidence --pending; python -m claims.lab_evidence --pending")
             return
         return record_pending(a.device, a.budget_s, not a.no_stack)
     run(a.family, [int(s) for s in a.seeds.split(",")], [x for x in a.arms.split(",") if x], a.device,

@@ -53,6 +53,11 @@ def config(scale, exs) -> dict:
                                   "excerpts": [ex.sha256 for ex in exs]}))
 
 
+def pending(names=()) -> list:
+    """The points declared and not recorded (of ``names``, if given), in declaration order."""
+    return [s for s in points() if not path(s.name).is_file() and (not names or s.name in names)]
+
+
 def record(names=(), log=print) -> list:
     """Train and record every trained point not yet recorded (of ``names``, if given)."""
     from claims import env
@@ -65,7 +70,7 @@ def record(names=(), log=print) -> list:
     unknown = [n for n in names if n not in known]
     if unknown:
         raise SystemExit(f"error: no lab grid point {', '.join(unknown)}; the points: {', '.join(known)}")
-    todo = [s for s in points() if not path(s.name).is_file() and (not names or s.name in names)]
+    todo = pending(names)
     log(f"lab: {len(todo)} point(s) to train on cpu")
     written = []
     for scale in todo:
@@ -169,4 +174,7 @@ if __name__ == "__main__":
     env.exit_on_problem()  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
     if not os.environ.get("CLAIMS_DATA_DIR") and (ROOT.parent / "shared" / "data").is_dir():
         os.environ["CLAIMS_DATA_DIR"] = str(ROOT.parent / "shared" / "data")  # as .ci/run finds it
-    record(tuple(sys.argv[1:]))
+    if sys.argv[1:] == ["--pending"]:
+        print("\n".join(f"{s.name}" for s in pending()) or "lab: every grid point is recorded")
+    else:
+        record(tuple(sys.argv[1:]))

@@ -110,3 +110,16 @@ def test_the_first_steps_of_every_lab_record_replay(path):
         pytest.skip(f"no lab grid evidence committed yet: `{le.COMMAND}`")
     rec = json.loads(path.read_text())
     grid_records.check_replay(rec, le.replay_movement(rec), le.COMMAND)
+
+
+@pytest.mark.fast
+def test_pending_lists_every_point_without_a_record_file(tmp_path, monkeypatch):
+    """What ``python -m claims.lab_evidence --pending`` prints and ``record`` trains: a point drops
+    off once its record file exists; ``names`` narrows the list."""
+    monkeypatch.setattr(le, "EVIDENCE", tmp_path)
+    names = [s.name for s in le.points()]
+    assert [s.name for s in le.pending()] == names and POINT in names
+    le.path(POINT).parent.mkdir(parents=True)
+    le.path(POINT).write_text("{}")
+    assert [s.name for s in le.pending()] == [n for n in names if n != POINT]
+    assert le.pending((POINT,)) == []

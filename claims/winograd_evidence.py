@@ -213,4 +213,7 @@ if __name__ == "__main__":
     import sys
     from claims import env
     env.exit_on_problem()  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
-    record(tuple(sys.argv[1:]))  # point names, e.g. 'winograd@scale.lr=0.001'; none: every point
+    if sys.argv[1:] == ["--pending"]:
+        print("\n".join(f"{s.name:<40} {t}/{k}" for s, (t, k) in pending()) or "winograd: every grid point is recorded")
+    else:
+        record(tuple(sys.argv[1:]))  # point names, e.g. 'winograd@scale.lr=0.001'; none: every point
