@@ -17,6 +17,7 @@ import datetime as _dt
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -57,6 +58,8 @@ def pytest_addoption(parser):
     parser.addini("claimcheck_default_scales", "the scale a tier's test measures at: 'tier: scale'",
                   type="linelist")
     parser.addini("claimcheck_slow_tiers", "tiers that run only with --runslow", type="linelist")
+    parser.addini("claimcheck_keep_runs", "finished runs' own reports kept under <report dir>/runs/, "
+                  "newest first; 0 keeps every one", default="20")
 
 
 def pytest_configure(config):
@@ -82,6 +85,7 @@ def pytest_configure(config):
     outdir = root / (config.getoption("--claims-report-dir") or config.getini("claimcheck_report_dir"))
     reporter = ClaimReporter(config, registry, outdir, settings)
     reporter.texts, reporter.stamps = texts, stamps
+    reporter.keep_runs = _keep_runs(config)  # a bad value is one line now, not at the run's end
     config.stash[_KEY] = reporter
     config.pluginmanager.register(reporter, "claimcheck-reporter")
     if not reporter.quiet:
@@ -270,6 +274,9 @@ def _git_commit(root: Path) -> str:
         return "unknown"
 
 
+_RUN_NAME = re.compile(r"\d{8}T\d{6}Z-\d+-[0-9a-f]{4}")
+
+
 def _run_id() -> str:
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     return f"{now}-{os.getpid()}-{uuid.uuid4().hex[:4]}"  # two runs in one second and process differ
@@ -283,6 +290,7 @@ class ClaimReporter:
         self.doc = None
         self.notes: list[str] = []
         self.texts, self.stamps = {}, None
+        self.keep_runs = 0
         # no report for a run that runs nothing: --co (an editor discovering tests), --fixtures
         self.quiet = bool(config.getoption("--no-claims-report") or config.option.collectonly
                           or getattr(config.option, "showfixtures", False))
@@ -433,6 +441,7 @@ class ClaimReporter:
         try:
             report.write(self.doc, self.run_dir, texts)
             publish(self.run_dir, self.outdir)
+            prune_runs(self.outdir / "runs", self.keep_runs)
         except OSError as e:
             self.doc["write_error"] = f"could not write the report to {self.outdir}: {e}"
 
@@ -451,6 +460,31 @@ class ClaimReporter:
         tr.write_line(self.doc.get("write_error") or
                       f"report: {self.outdir}/index.html, claims.md, claims.json, badge.svg "
                       f"(this run's own: {self.run_dir})")
+
+
+def _keep_runs(config) -> int:
+    value = config.getini("claimcheck_keep_runs")
+    try:
+        keep = int(value)
+    except ValueError:
+        keep = -1
+    if keep < 0:
+        raise pytest.UsageError(f"claimcheck_keep_runs = {value!r}: a whole number expected, 0 to keep every run")
+    return keep
+
+
+def prune_runs(runs: Path, keep: int) -> list[Path]:
+    """Delete all but the ``keep`` newest finished runs (those with a claims.json) under ``runs``;
+    return what was deleted. A run still going has no claims.json yet, so it is never touched, and
+    nothing but a run's own folder (named by _run_id) is. ``keep`` 0 deletes nothing."""
+    if keep <= 0 or not runs.is_dir():
+        return []
+    finished = sorted(d for d in runs.iterdir()
+                      if d.is_dir() and _RUN_NAME.fullmatch(d.name) and (d / "claims.json").is_file())
+    old = finished[:-keep]
+    for d in old:
+        shutil.rmtree(d, ignore_errors=True)  # another run pruning the same folder at once is fine
+    return old
 
 
 def publish(run_dir: Path, outdir: Path) -> None:

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from claimcheck.cli import main as report_main
+from claimcheck.plugin import prune_runs
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -478,3 +479,34 @@ def test_every_errata_table_row_has_its_header_s_columns(scratch):
     cells = lambda line: len(line.replace("\\|", "").split("|")) - 2  # noqa: E731
     assert len(rows) >= 3 and {cells(r) for r in rows} == {7}, rows  # header, rule, G-01
     assert any(r.startswith("| G-01 | holds (full scale); diverges at CI scale | — |") for r in rows), rows
+
+
+# ---- keeping runs/ bounded -------------------------------------------------------------------
+
+@pytest.mark.fast
+def test_prune_runs_keeps_the_newest_finished_runs_and_never_one_still_going(tmp_path):
+    names = ["20261201T100000Z-1-aaaa", "20261201T110000Z-2-bbbb", "20261202T090000Z-3-cccc",
+             "20261202T100000Z-4-dddd"]
+    for n in names:
+        (tmp_path / n).mkdir()
+        (tmp_path / n / "claims.json").write_text("{}")
+    going = tmp_path / "20261130T000000Z-9-eeee"  # the oldest, but no claims.json: still running
+    going.mkdir()
+    (tmp_path / "notes").mkdir()  # not a run's folder
+    (tmp_path / "notes" / "claims.json").write_text("{}")
+    assert prune_runs(tmp_path, 0) == [] and prune_runs(tmp_path, 9) == []
+    assert prune_runs(tmp_path, 2) == [tmp_path / n for n in names[:2]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*names[2:], going.name, "notes"])
+    assert prune_runs(tmp_path / "absent", 2) == []
+
+
+@pytest.mark.fast
+def test_claimcheck_keep_runs_bounds_runs_and_a_bad_value_is_one_line(scratch):
+    scratch.makeini("[pytest]\nclaimcheck_keep_runs = 2\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n")
+    for _ in range(3):
+        _run(scratch, "-m", "fast")
+    assert len(list((scratch.path / "out" / "runs").iterdir())) == 2
+    scratch.makeini("[pytest]\nclaimcheck_keep_runs = all\nmarkers =\n    fast: f\n")
+    result = scratch.runpytest("--claims-registry", "claims.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*claimcheck_keep_runs = 'all': a whole number expected, 0 to keep every run*"])
