@@ -3,6 +3,6 @@
 A pytest plugin (entry point ``pytest11: claimcheck = claimcheck.plugin``), configured by a claim
 registry and ini options; ``claimcheck`` is its command (merge, diff, stamp).
 """
-from .marks import diverges
+from .marks import diverges, undecided
 
-__all__ = ["diverges"]
+__all__ = ["diverges", "undecided"]

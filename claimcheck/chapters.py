@@ -8,6 +8,7 @@ from .fmt import fmt
 from .verdict import STATUSES, headline_value
 
 COLOURS = {"holds": ("#1a7f37", "#dafbe1"), "fails": ("#cf222e", "#ffebe9"), "diverges": ("#9a6700", "#fff8c5"),
+           "undecided": ("#0a6c74", "#d8f5f7"),
            "suspect": ("#8250df", "#fbefff"), "not-run": ("#59636e", "#eaeef2"),
            "untested": ("#818b98", "#f6f8fa"), "descriptive": ("#0969da", "#ddf4ff")}
 

@@ -5,6 +5,7 @@ from .verdict import KINDS, STATUSES, headline_text, headline_value, lower_scale
 
 
 STATUS_MARK = {"holds": "✅ holds", "fails": "❌ fails", "diverges": "⚠️ diverges",
+               "undecided": "⚖️ undecided",
                "suspect": "❓ suspect", "not-run": "⏸ not run", "untested": "· untested",
                "descriptive": "📖 descriptive"}
 
@@ -82,6 +83,16 @@ def markdown(doc: dict) -> str:
     else:
         out.append("None in this run.")
     out += _suspects(claims)
+    open_ = [c for c in claims if c["status"] == "undecided"]
+    if open_:
+        out += ["", "### Undecided", "",
+                "Measured, but the claim's rule cannot decide: an interval straddles its band. Neither "
+                "a pass nor an erratum; more seeds decide.", "",
+                "| ID | verdict | the document says | document's value | ours | why |", "|---|---|---|---|---|---|"]
+        for c in open_:
+            doc_v, ours, label = headline_value(c)
+            out.append(f"| {c['id']} | {cell(headline_text(c))} | {cell(c['quote'])} | {cell(doc_v)} | "
+                       f"{cell(ours)}{' (' + cell(label) + ')' if label else ''} | {cell(c['reason'])} |")
     lower = [c for c in claims if lower_scale_divergences(c)]
     if lower:
         out += ["", "### Divergences at a lower scale only", "",

@@ -1,4 +1,4 @@
-"""Tiers, scales and the one way to record a divergence.
+"""Tiers, scales, the one way to record a divergence, and the one way to say a rule cannot decide.
 
 A test carries one **tier** marker (what it costs to run) and measures at one **scale** (how
 close to the document's configuration it is). Both lists are ini options, so a document names
@@ -102,6 +102,18 @@ def diverges(reason: str):
     failure of the suite, never a divergence, and a divergence that disappears fails.
     """
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)
+
+
+class Undecided(pytest.skip.Exception):
+    """What ``undecided`` raises: pytest reports it as a skip, the plugin as ``undecided``."""
+
+
+def undecided(reason: str):
+    """Call in a test whose rule cannot decide on what was measured: an interval straddles its
+    band or margin. It is neither a pass nor a divergence; more data (seeds), not a wider band,
+    decides. The claim reads ``undecided`` at the test's scale. Only from the test's own call:
+    raised in a fixture it is a failure of the suite."""
+    raise Undecided(f"undecided: {reason}", _use_item_location=True)
 
 
 def is_divergence_mark(mark) -> bool:

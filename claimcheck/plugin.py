@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from . import fingerprint, progress, report
-from .marks import is_divergence_mark, settings_from_ini
+from .marks import Undecided, is_divergence_mark, settings_from_ini
 from .registry import RegistryError, load_registry
 from .suite import claims_named
 from .verdict import unknown_ids
@@ -255,7 +255,7 @@ def _reason(report) -> str:
         return f"xfail: {report.wasxfail}"
     lr = report.longrepr
     if isinstance(lr, tuple):  # a skip: (path, lineno, "Skipped: reason")
-        return lr[2].removeprefix("Skipped: ")
+        return lr[2].removeprefix("Skipped: ").removeprefix(f"{Undecided.__module__}.{Undecided.__qualname__}: ")
     crash = getattr(lr, "reprcrash", None)
     if crash is not None:
         return crash.message.splitlines()[0][:300]
@@ -375,7 +375,8 @@ class ClaimReporter:
         if report.failed:
             outcome = "failed" if report.when == "call" else "error"
         elif report.skipped:
-            outcome = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+            outcome = ("xfailed" if hasattr(report, "wasxfail") else
+                       "undecided" if ("claim_undecided", True) in report.user_properties else "skipped")
         elif report.when == "call":
             outcome = "xpassed" if hasattr(report, "wasxfail") else "passed"
         if outcome and not (t["outcome"] in ("failed", "error") and outcome != "error"):
@@ -391,6 +392,13 @@ class ClaimReporter:
                                                           "scale": _scale(item)}))
         outcome = yield
         rep = outcome.get_result()
+        if call.excinfo is not None and call.excinfo.errisinstance(Undecided):
+            if call.when == "call":
+                rep.user_properties.append(("claim_undecided", True))
+            else:  # a fixture cannot have measured the claim
+                rep.outcome = "failed"
+                rep.claimcheck_note = f"undecided() in {call.when} is not a verdict: {call.excinfo.value.msg}"[:300]
+            return
         if not hasattr(rep, "wasxfail"):
             return
         # Only an assertion that fails in the test's own call is a divergence; an expected

@@ -74,10 +74,10 @@ def terminal_lines(doc: dict) -> list[str]:
     s = doc["summary"]
     checkable = sum(s.values()) - s["descriptive"]
     lines = [f"{checkable} checkable claims: " + ", ".join(f"{s[k]} {k}" for k in STATUSES
-                                                           if k != "descriptive" and (k != "suspect" or s[k]))
+                                                           if k != "descriptive" and (k not in ("suspect", "undecided") or s.get(k)))
              + f"; {s['descriptive']} descriptive"]
     for c in doc["claims"]:
-        if c["status"] in ("fails", "diverges", "suspect"):
+        if c["status"] in ("fails", "diverges", "undecided", "suspect"):
             where = f"[{c['scale']}] " if c.get("scale") else ""
             lines.append(f"  {c['status'].upper():9s} {c['id']:9s} {where}{c['reason'][:150]}")
     stale = [p for p in doc.get("pins", []) if p["status"] == "stale"]

@@ -1,19 +1,21 @@
 """From test outcomes to one verdict per claim. Pure functions: the plugin and the merge
 command share them, so a merged report is computed exactly like a single run's.
 
-A test's outcome is one of: passed, failed, error, xfailed, xpassed, skipped, deselected,
-not-reported. Each test measures at one scale (analytic, ci, full). At each scale, a claim's
+A test's outcome is one of: passed, failed, error, xfailed, undecided, xpassed, skipped,
+deselected, not-reported. Each test measures at one scale (analytic, ci, full). At each scale, a claim's
 status is, in this order of precedence:
 
     fails        a test that names it failed or errored (a strict xfail that passed included)
     diverges     a test recorded, with ``diverges``, that our measurement disagrees with the text
+    undecided    a test measured, and its rule could not decide (``undecided``): an interval
+                 straddles its band; more seeds decide, and it is neither a pass nor an erratum
     not-run      some test that names it was skipped, deselected or never reported
     holds        every test that names it ran and passed
 
 Scales and tiers are the document's (``marks.Settings``); the defaults are analytic < ci < full.
 
 The claim's **headline** is ``fails`` if it fails at any scale; otherwise the status at the
-highest scale where it holds or diverges; otherwise ``not-run``. A claim no collected test
+highest scale where it holds, diverges or is undecided; otherwise ``not-run``. A claim no collected test
 names is ``not-run`` (not collected) when some test in the suite names it, ``descriptive``
 when the catalogue marks it untestable, and ``untested`` otherwise. A claim whose quoted
 sentence changed since it was stamped (``fingerprint``) is ``suspect`` whatever its tests say:
@@ -23,9 +25,9 @@ from collections import defaultdict
 
 from .marks import DEFAULT, Settings
 
-STATUSES = ("holds", "fails", "diverges", "suspect", "not-run", "untested", "descriptive")
-RAN = ("passed", "failed", "error", "xfailed", "xpassed")
-_RANK = {"failed": 5, "error": 5, "xfailed": 4, "xpassed": 3, "passed": 3,
+STATUSES = ("holds", "fails", "diverges", "undecided", "suspect", "not-run", "untested", "descriptive")
+RAN = ("passed", "failed", "error", "xfailed", "undecided", "xpassed")
+_RANK = {"failed": 6, "error": 6, "xfailed": 5, "undecided": 4, "xpassed": 3, "passed": 3,
          "skipped": 2, "deselected": 1, "not-reported": 0}
 
 
@@ -87,6 +89,8 @@ def scale_verdict(tests: list[tuple[str, dict]]) -> tuple[str, str]:
         return "fails", f"{_short(nodeid)}: {t['reason']}{evidence}"
     if by["xfailed"]:
         return "diverges", "; ".join(f"{_short(n)}: {t['reason']}" for n, t in by["xfailed"]) + evidence
+    if by["undecided"]:
+        return "undecided", "; ".join(f"{_short(n)}: {t['reason']}" for n, t in by["undecided"]) + evidence
     missing = by["skipped"] + by["deselected"] + by["not-reported"]
     if missing:
         reasons = list(dict.fromkeys(t["reason"] for _, t in missing))
@@ -119,7 +123,7 @@ def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
             status, reason = scale_verdict(at[s])
             scales[s] = {"status": status, "reason": reason, "tests": [n for n, _ in at[s]]}
     failing = [s for s in scales if scales[s]["status"] == "fails"]
-    ran = [s for s in scales if scales[s]["status"] in ("holds", "diverges")]
+    ran = [s for s in scales if scales[s]["status"] in ("holds", "diverges", "undecided")]
     if failing:
         head = failing[-1]
     elif ran:
@@ -263,13 +267,13 @@ def summary(claims: list[dict]) -> dict[str, int]:
     return counts
 
 
-MEASURED = ("holds", "diverges", "fails")
+MEASURED = ("holds", "diverges", "undecided", "fails")
 
 
 def diff(a: dict, b: dict) -> list[dict]:
     """Every claim the two reports judge differently, in a's order then b's: ``{id, a, b,
     disagrees, one_run}``, the headlines, the scales where both runs measured the claim
-    (holds, diverges or fails) and read it differently, and the scales only one run measured.
+    (holds, diverges, undecided or fails) and read it differently, and the scales only one run measured.
 
     A claim ``disagrees`` when some scale both runs measured reads differently, or when it is in
     one report only; a scale whose verdict differs below an equal headline counts too. When

@@ -5,6 +5,8 @@ easier: an interval passes only when it lies *inside* its band.
   claim "about X" is an equivalence: the two one-sided tests at 5 % pass exactly when the 90 %
   interval lies inside the band (Schuirmann's TOST).
 - ``inside``: the interval, not the point, inside the band.
+- ``within``: the three answers of an equivalence: inside the band (holds), wholly outside it (a
+  measured disagreement), or across an edge: no verdict, which ``claimcheck.undecided`` reports.
 - ``beyond``: a one-sided comparison with a margin ("worse by more than a machine moves a
   run"): above it, below it, or straddling it. A straddling interval is no verdict, neither a
   pass nor a divergence: the measurement is too small, and more seeds, not a wider band, decide.
@@ -34,6 +36,16 @@ def mean_interval(x, level: float = TOST_LEVEL) -> tuple[float, float, float]:
 def inside(lo: float, hi: float, band: tuple[float, float]) -> bool:
     """The whole interval inside the band (closed)."""
     return band[0] <= lo and hi <= band[1]
+
+
+def within(lo: float, hi: float, band: tuple[float, float]) -> bool | None:
+    """True when the interval lies inside the band, False when it lies wholly outside it, None
+    when it crosses an edge (undecided: neither the claim nor its negation is shown)."""
+    if inside(lo, hi, band):
+        return True
+    if hi < band[0] or lo > band[1]:
+        return False
+    return None
 
 
 def beyond(lo: float, hi: float, margin: float) -> bool | None:

@@ -62,7 +62,8 @@ def test_ours_matches_pytorch_in_float64_for_any_shape(T, h, hs, seed):
 
 # ---- DEPTH-01: two blocks overfit ---------------------------------------------------------
 
-from claims.rules import beyond, inside, mean_interval  # noqa: E402
+from claimcheck import undecided  # noqa: E402
+from claims.rules import beyond, mean_interval, within  # noqa: E402
 
 # A trained value moves by up to 2 % between two machines: a gap smaller than that is no verdict
 MACHINE_MOVE = 0.02
@@ -85,11 +86,11 @@ def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
                      tolerance=f"90 % interval above {MACHINE_MOVE}",
                      label=f"CI scale (10 % slice, {len(g)} seeds): 2 blocks' {label}, relative: mean and 90 % interval")
         side[label] = beyond(lo, hi, MACHINE_MOVE)
-    undecided = [label for label, s in side.items() if s is None]
-    if undecided:
-        pytest.fail(f"DEPTH-01 (CI): no verdict: the 90 % interval of the {' and '.join(undecided)} straddles the "
-                    f"{MACHINE_MOVE:.0%} margin over {len(depth_ci.seeds)} seeds; add seeds to DEPTH_CI "
-                    "(claims/rules.py: beyond)", pytrace=False)
+    open_ = [label for label, s in side.items() if s is None]
+    if open_ and False not in side.values():  # one gap wholly below the margin decides already
+        undecided(f"DEPTH-01 (CI): the 90 % interval of the {' and '.join(open_)} straddles the "
+                  f"{MACHINE_MOVE:.0%} margin over {len(depth_ci.seeds)} seeds; add seeds to DEPTH_CI "
+                  "(claims/rules.py: beyond)")
     assert all(side.values()), side
 
 
@@ -99,7 +100,8 @@ DOC_DEPTH = {"+layernorm": (18.77, 38.07), "2-blocks": (14.49, 40.57)}  # (train
 def depth01_rule(runs, checkpoint="final"):
     """Overfitting, as at CI scale: two blocks better on train and worse on validation, each by
     more than a machine moves a run (2 %), on the 90 % interval of the mean paired relative gap
-    over the seeds: (means, True / False / None), None when an interval straddles the margin."""
+    over the seeds: (means, True / False / None): False when a gap lies wholly at or below the
+    margin, else None when one straddles it."""
     t1, t2 = runs.train("+layernorm", checkpoint), runs.train("2-blocks", checkpoint)
     v1, v2 = runs.val("+layernorm", checkpoint), runs.val("2-blocks", checkpoint)
     sides, value = [], {}
@@ -107,7 +109,7 @@ def depth01_rule(runs, checkpoint="final"):
         m, lo, hi = mean_interval(g)
         value[label] = [round(x, 4) for x in (m, lo, hi)]
         sides.append(beyond(lo, hi, MACHINE_MOVE))
-    return value, (None if None in sides else all(sides))
+    return value, (False if False in sides else None if None in sides else True)
 
 
 @pytest.mark.gpu
@@ -128,16 +130,17 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
     for arm, docs in DOC_DEPTH.items():
         for what, doc in zip(("train", "val"), docs):
             m, lo, hi = mean_interval(getattr(depth_full, what)(arm))
-            bands.append(inside(lo, hi, (0.9 * doc, 1.1 * doc)))
+            bands.append(within(lo, hi, (0.9 * doc, 1.1 * doc)))
     value, over = depth01_rule(depth_full)
     claim_record("DEPTH-01", value, expected={"train gain": round((18.77 - 14.49) / 18.77, 4),
                                              "val loss": round((40.57 - 38.07) / 38.07, 4)},
                  tolerance=f"90 % intervals inside ±10 % of the four numbers; each gap's above {MACHINE_MOVE}",
                  label="full scale: 2 blocks' train gain and val loss, relative: mean and 90 % interval")
-    if over is None:
-        pytest.fail(f"DEPTH-01 (full): no verdict: a gap's 90 % interval straddles {MACHINE_MOVE:.0%} over "
-                    f"{len(depth_full.seeds)} seeds; record more seeds (claims/rules.py: beyond)", pytrace=False)
-    assert all(bands) and over
+    sides = [*bands, over]
+    if None in sides and False not in sides:  # a number wholly outside its band decides already
+        undecided(f"DEPTH-01 (full): over {len(depth_full.seeds)} seeds a 90 % interval crosses its band's edge or "
+                  f"the {MACHINE_MOVE:.0%} margin; record more seeds (claims/rules.py: within, beyond)")
+    assert all(sides), sides
 
 
 from claims.diagnosis import diagnosis_test  # noqa: E402

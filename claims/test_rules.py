@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claims.rules import ALPHA, beyond, inside, mean_interval, most_starts, rate_text
+from claims.rules import ALPHA, beyond, inside, mean_interval, most_starts, rate_text, within
 
 
 @pytest.mark.fast
@@ -21,6 +21,15 @@ def test_the_mean_interval_is_the_t_interval():
                                         (1.7, 2.2, True), (1.0, 3.0, False)])
 def test_an_interval_passes_only_inside_its_band(lo, hi, ok):
     assert inside(lo, hi, (1.7, 2.2)) is ok
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("lo, hi, side", [(1.8, 2.0, True), (1.7, 2.2, True), (1.0, 1.69, False), (2.21, 3.0, False),
+                                          (1.6, 2.0, None), (1.8, 2.3, None), (1.0, 3.0, None), (1.0, 1.7, None)])
+def test_an_interval_is_within_a_band_outside_it_or_undecided(lo, hi, side):
+    """Inside holds; wholly outside is a measured disagreement; touching or crossing an edge, or
+    covering the whole band, decides nothing."""
+    assert within(lo, hi, (1.7, 2.2)) is side
 
 
 @pytest.mark.fast

@@ -137,7 +137,7 @@ def test_each_claim_gets_exactly_one_verdict(scratch):
     keys = {"id", "source", "section", "quote", "statement", "expected", "measured", "tolerance",
             "tier", "status", "scale", "reason", "scales", "tests", "headline"}
     assert all(set(c) == keys | {"records"} for c in doc["claims"])  # "diagnosis" only where a grid reported one
-    assert doc["summary"] == {"holds": 3, "fails": 2, "diverges": 1, "suspect": 0, "not-run": 1, "untested": 1,
+    assert doc["summary"] == {"holds": 3, "fails": 2, "diverges": 1, "undecided": 0, "suspect": 0, "not-run": 1, "untested": 1,
                               "descriptive": 1}
     by = {c["id"]: c for c in doc["claims"]}
     assert by["F-01"]["measured"] == 3.0 and by["F-01"]["expected"] == 7.26
@@ -510,3 +510,52 @@ def test_claimcheck_keep_runs_bounds_runs_and_a_bad_value_is_one_line(scratch):
     result = scratch.runpytest("--claims-registry", "claims.toml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*claimcheck_keep_runs = 'all': a whole number expected, 0 to keep every run*"])
+
+
+# ---- undecided: a rule that cannot decide is neither a pass nor a divergence -----------------
+
+UNDECIDED = '''
+import pytest
+from claimcheck import diverges, undecided
+
+@pytest.fixture
+def early():
+    undecided("a fixture measured nothing")
+
+@pytest.mark.fast
+@pytest.mark.claim("P-01")
+def test_straddles(claim_record):
+    claim_record("P-01", [1.23, 0.12, 2.34], expected=1.8, tolerance="90 % interval inside [0.9, 2.7]")
+    undecided("the 90 % interval [0.12, 2.34] straddles the band [0.9, 2.7]: more seeds decide")
+
+@pytest.mark.fast
+@pytest.mark.claim("U-01")
+def test_in_a_fixture(early):
+    pass
+
+@pytest.mark.fast
+@pytest.mark.claim("M-01")
+@diverges("canned")
+def test_under_diverges():
+    undecided("the mark is there, but nothing was asserted")
+'''
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+def test_undecided_is_its_own_verdict_only_from_the_tests_own_call(scratch, workers):
+    if workers:
+        pytest.importorskip("xdist", reason="pytest-xdist is not installed")
+    scratch.makepyfile(test_undecided=UNDECIDED)
+    result, doc = _run(scratch, "test_undecided.py", *workers, subprocess=bool(workers))
+    by = {c["id"]: c for c in doc["claims"]}
+    assert by["P-01"]["status"] == "undecided" and by["P-01"]["measured"] == [1.23, 0.12, 2.34]
+    assert by["P-01"]["reason"] == ("test_undecided.py::test_straddles: undecided: the 90 % interval "
+                                    "[0.12, 2.34] straddles the band [0.9, 2.7]: more seeds decide")
+    assert by["U-01"]["status"] == "fails" and "undecided() in setup is not a verdict" in by["U-01"]["reason"]
+    assert by["M-01"]["status"] == "undecided"  # not a failed assertion, so never a divergence
+    assert doc["summary"]["undecided"] == 2
+    result.stdout.fnmatch_lines(["*1 fails, 0 diverges, 2 undecided*", "*UNDECIDED P-01*"])
+    md = (scratch.path / "out" / "claims.md").read_text()
+    undecided_part = md.split("### Undecided")[1].split("##")[0]
+    assert "P-01" in undecided_part and "M-01" in undecided_part and "P-01" not in md.split("## Errata")[1].split("###")[0]

@@ -15,25 +15,26 @@ from claimcheck.verdict import (_short, _value, claim_verdict, diff, figures, he
 
 pytestmark = pytest.mark.fast
 
-OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped", "deselected",
+OUTCOMES = ("passed", "failed", "error", "xfailed", "undecided", "xpassed", "skipped", "deselected",
             "not-reported")
 CLAIM = SimpleNamespace(descriptive=False, untestable=None)
 DESCRIPTIVE = SimpleNamespace(descriptive=True, untestable="a definition, not a result")
 
-# the status two tests at one scale give; h holds, f fails, d diverges, n not-run.
+# the status two tests at one scale give; h holds, f fails, d diverges, u undecided, n not-run.
 # Full square, not a triangle, so that symmetry is checked rather than assumed.
 PAIRS = """
-              passed failed error xfailed xpassed skipped deselected not-reported
-passed        h      f      f     d       h       n       n          n
-failed        f      f      f     f       f       f       f          f
-error         f      f      f     f       f       f       f          f
-xfailed       d      f      f     d       d       d       d          d
-xpassed       h      f      f     d       h       n       n          n
-skipped       n      f      f     d       n       n       n          n
-deselected    n      f      f     d       n       n       n          n
-not-reported  n      f      f     d       n       n       n          n
+              passed failed error xfailed undecided xpassed skipped deselected not-reported
+passed        h      f      f     d       u         h       n       n          n
+failed        f      f      f     f       f         f       f       f          f
+error         f      f      f     f       f         f       f       f          f
+xfailed       d      f      f     d       d         d       d       d          d
+undecided     u      f      f     d       u         u       u       u          u
+xpassed       h      f      f     d       u         h       n       n          n
+skipped       n      f      f     d       u         n       n       n          n
+deselected    n      f      f     d       u         n       n       n          n
+not-reported  n      f      f     d       u         n       n       n          n
 """
-WORD = {"h": "holds", "f": "fails", "d": "diverges", "n": "not-run"}
+WORD = {"h": "holds", "f": "fails", "d": "diverges", "u": "undecided", "n": "not-run"}
 _head, *_rows = PAIRS.split("\n")[1:-1]
 TABLE = {(row.split()[0], col): WORD[cell] for row in _rows
          for col, cell in zip(_head.split(), row.split()[1:])}
@@ -81,6 +82,7 @@ def test_a_record_without_a_scale_gets_its_tiers(test, scale):
     ("passed", "skipped"), ("passed", "deselected"), ("passed", "not-reported"),
     ("failed", "skipped"), ("xfailed", "not-reported"), ("xpassed", "skipped"),
     ("skipped", "deselected"), ("skipped", "not-reported"), ("deselected", "not-reported"),
+    ("xfailed", "undecided"), ("undecided", "passed"), ("undecided", "skipped"), ("failed", "undecided"),
 ])
 def test_merge_keeps_the_worse_run_or_the_one_that_ran_in_either_order(ran, other):
     a, b = t(ran, reason="kept"), t(other, reason="dropped")
@@ -105,7 +107,7 @@ def test_an_unknown_outcome_is_an_error_not_a_pass():
 
 
 # worst first; outcomes within one group tie (and give the same status)
-WORST_FIRST = [{"failed", "error"}, {"xfailed"}, {"passed", "xpassed"}, {"skipped"},
+WORST_FIRST = [{"failed", "error"}, {"xfailed"}, {"undecided"}, {"passed", "xpassed"}, {"skipped"},
                {"deselected"}, {"not-reported"}]
 
 
@@ -162,6 +164,19 @@ def test_an_analytic_only_claim_holds_at_analytic():
     assert (v["status"], v["scale"], v["reason"]) == ("holds", "analytic", "2 tests passed")
     assert headline_text(v) == "holds (analytic)"
     assert lower_scale_divergences(v) == []
+
+
+def test_an_undecided_full_scale_is_the_headline_over_a_ci_pass_and_a_ci_divergence():
+    """The highest scale that measured decides the headline, undecided included: a full-scale
+    rule that cannot decide is not overruled by a weaker CI-scale check."""
+    for ci in ("passed", "xfailed"):
+        v = verdict(t(ci, "ci"), t("undecided", "full", reason="undecided: the interval straddles 0.9"))
+        assert (v["status"], v["scale"]) == ("undecided", "full")
+        assert v["reason"] == "t.py::t1: undecided: the interval straddles 0.9"
+    v = verdict(t("undecided", "ci"), t("skipped", "full"))
+    assert (v["status"], v["scale"]) == ("undecided", "ci")
+    v = verdict(t("undecided", "full"), t("failed", "ci"))
+    assert (v["status"], v["scale"]) == ("fails", "ci")
 
 
 def test_a_skipped_full_scale_leaves_the_headline_at_ci():
@@ -229,7 +244,7 @@ def test_a_test_is_named_by_its_file_and_function_without_the_folders():
 
 
 def test_an_unknown_outcome_names_the_known_ones():
-    with pytest.raises(ValueError, match="expected one of failed, error, xfailed, xpassed, passed, skipped, "
+    with pytest.raises(ValueError, match="expected one of failed, error, xfailed, undecided, xpassed, passed, skipped, "
                                          "deselected, not-reported$"):
         scale_verdict([("c/t.py::a", t("xfail"))])
 
