@@ -39,4 +39,5 @@ def page(doc: dict) -> str:
         doc=doc, statuses=STATUSES, badge=Markup(badge_svg(label, message, hexc)),
         title=doc.get("title") or "Which claims hold",
         errata=[r for r in rows if r["status"] in ("fails", "diverges", "suspect")],
+        undecided=[r for r in rows if r["status"] == "undecided"],
         lower=[r for r in rows if r["lower"]], chapters=chapters, total=len(rows))

@@ -96,7 +96,7 @@ def markdown(doc: dict) -> str:
     lower = [c for c in claims if lower_scale_divergences(c)]
     if lower:
         out += ["", "### Divergences at a lower scale only", "",
-                "These hold at the highest scale that ran; a reduced configuration does not show "
+                "These hold or are undecided at the highest scale that ran; a reduced configuration does not show "
                 "what the text says.", ""]
         out += head + [f"| {c['id']} | {cell(headline_text(c))} | {(c.get('diagnosis') or {}).get('kind') or '—'} | "
                        f"{cell(c['quote'])} | "

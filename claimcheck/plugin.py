@@ -449,7 +449,7 @@ class ClaimReporter:
         try:
             report.write(self.doc, self.run_dir, texts)
             publish(self.run_dir, self.outdir)
-            prune_runs(self.outdir / "runs", self.keep_runs)
+            prune_runs(self.outdir / "runs", self.keep_runs, self.run_dir)
         except OSError as e:
             self.doc["write_error"] = f"could not write the report to {self.outdir}: {e}"
 
@@ -481,15 +481,24 @@ def _keep_runs(config) -> int:
     return keep
 
 
-def prune_runs(runs: Path, keep: int) -> list[Path]:
-    """Delete all but the ``keep`` newest finished runs (those with a claims.json) under ``runs``;
-    return what was deleted. A run still going has no claims.json yet, so it is never touched, and
-    nothing but a run's own folder (named by _run_id) is. ``keep`` 0 deletes nothing."""
+def prune_runs(runs: Path, keep: int, current: Path | None = None) -> list[Path]:
+    """Delete all but the ``keep`` most recently finished runs under ``runs`` (by when their
+    claims.json was written, not when they started: a long run that ends last is the newest);
+    return what was deleted. A run still going has no claims.json yet and is never touched, nor
+    is ``current`` (the run pruning), nor anything but a run's own folder (named by _run_id).
+    ``keep`` 0 deletes nothing."""
     if keep <= 0 or not runs.is_dir():
         return []
-    finished = sorted(d for d in runs.iterdir()
-                      if d.is_dir() and _RUN_NAME.fullmatch(d.name) and (d / "claims.json").is_file())
-    old = finished[:-keep]
+
+    def finished_at(d: Path) -> float | None:
+        try:
+            return (d / "claims.json").stat().st_mtime
+        except OSError:  # not finished, or pruned by another run meanwhile
+            return None
+
+    done = [(t, d) for d in runs.iterdir() if d.is_dir() and _RUN_NAME.fullmatch(d.name)
+            and (t := finished_at(d)) is not None]
+    old = [d for _, d in sorted(done)[:-keep] if d != current]
     for d in old:
         shutil.rmtree(d, ignore_errors=True)  # another run pruning the same folder at once is fine
     return old

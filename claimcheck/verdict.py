@@ -151,8 +151,9 @@ def headline_text(claim: dict, words: dict | None = None) -> str:
 
 
 def lower_scale_divergences(claim: dict) -> list[str]:
-    """Scales below the headline's where the claim diverges (the headline itself holds)."""
-    if claim["status"] != "holds":
+    """Scales below the headline's where the claim diverges (the headline itself holds or is
+    undecided, so the claim is in no errata table of its own)."""
+    if claim["status"] not in ("holds", "undecided"):
         return []
     return [s for s, v in claim["scales"].items() if v["status"] == "diverges"]
 

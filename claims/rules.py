@@ -38,9 +38,16 @@ def inside(lo: float, hi: float, band: tuple[float, float]) -> bool:
     return band[0] <= lo and hi <= band[1]
 
 
+def _finite_bounds(lo: float, hi: float) -> None:
+    """A NaN bound is a run that blew up, never a reason to measure more: it fails."""
+    if np.isnan(lo) or np.isnan(hi):
+        raise ValueError(f"the interval [{lo}, {hi}] is not a number: a run's value is NaN")
+
+
 def within(lo: float, hi: float, band: tuple[float, float]) -> bool | None:
     """True when the interval lies inside the band, False when it lies wholly outside it, None
     when it crosses an edge (undecided: neither the claim nor its negation is shown)."""
+    _finite_bounds(lo, hi)
     if inside(lo, hi, band):
         return True
     if hi < band[0] or lo > band[1]:
@@ -51,6 +58,7 @@ def within(lo: float, hi: float, band: tuple[float, float]) -> bool | None:
 def beyond(lo: float, hi: float, margin: float) -> bool | None:
     """True when the whole interval lies above ``margin``, False when it lies wholly at or
     below it, None when it straddles it (undecided)."""
+    _finite_bounds(lo, hi)
     if lo > margin:
         return True
     if hi <= margin:

@@ -75,7 +75,7 @@ def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
     """Overfitting, as at full scale: two blocks better on train and worse on validation, each by
     more than a machine moves a run (2 %), judged on the 90 % interval of the mean paired
     relative gap over the seeds: its lower end above 2 % holds (a one-sided test at 5 %), its
-    upper end at or below 2 % is a divergence, and an interval across 2 % is no verdict."""
+    upper end at or below 2 % fails (a disagreement, to review), and across 2 % is undecided."""
     t1, t2 = depth_ci.train("+layernorm"), depth_ci.train("2-blocks")
     v1, v2 = depth_ci.val("+layernorm"), depth_ci.val("2-blocks")
     gains = {"train gain": (t1 - t2) / t1, "val loss": (v2 - v1) / v1}

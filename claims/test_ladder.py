@@ -201,6 +201,7 @@ def test_layernorm_buys_1_8_at_full_scale(ladder_ln_full, claim_record):
                  tolerance="90 % interval inside [0.9, 2.7] (1.8 ± 50 %)", label="full scale: mean gap and 90 % interval")
     side = within(lo, hi, (0.9, 2.7))
     if side is None:
-        undecided(f"the 90 % interval of the mean gap, [{lo:.2f}, {hi:.2f}] over {len(gap)} paired seeds, crosses "
-                  "an edge of [0.9, 2.7]: more seeds decide (claims/rules.py: within)")
+        undecided(f"the 90 % interval of the mean gap, [{lo:.2f}, {hi:.2f}] over the {len(gap)} declared paired "
+                  "seeds, crosses an edge of [0.9, 2.7] (claims/rules.py: within); a larger sample would be a new "
+                  "rule, declared before it runs")
     assert side

@@ -6,8 +6,8 @@ import torch.nn as nn
 from scipy import stats
 
 from model import MLP, Block, MultiHeadAttention
-from claimcheck import diverges
-from claims.rules import MOST, inside, mean_interval, most_starts, rate_text
+from claimcheck import diverges, undecided
+from claims.rules import MOST, mean_interval, most_starts, rate_text, within
 from claims.scales import NORM03_GRADS
 
 
@@ -126,15 +126,22 @@ def test_post_norm_gradients_exceed_pre_norms_and_rise_faster(grad_norms, claim_
 RATIO_BANDS = {"pre": (1.0, 1.7), "post": (1.2, 2.2)}
 
 
-def norm03_rule(gn) -> tuple[dict, bool]:
-    """The text's rising ratios: per norm, the 90 % interval of the mean last/first ratio over
-    five seeds inside its band (and above 1: "rises")."""
-    value, ok = {}, []
+def norm03_sides(gn) -> tuple[dict, list]:
+    """Per norm, the 90 % interval of the mean last/first ratio over five seeds against its band
+    (above its lower edge: "rises"): True inside, False wholly outside, None across an edge."""
+    value, sides = {}, []
     for norm in ("pre", "post"):
         m, lo, hi = mean_interval([gn[norm, s][-1] / gn[norm, s][0] for s in SEEDS])
         value[norm] = [round(m, 3), round(lo, 3), round(hi, 3)]
-        ok.append(inside(lo, hi, RATIO_BANDS[norm]) and lo > RATIO_BANDS[norm][0])
-    return value, all(ok)
+        side = within(lo, hi, RATIO_BANDS[norm])
+        sides.append(False if hi <= RATIO_BANDS[norm][0] else None if side and lo <= RATIO_BANDS[norm][0] else side)
+    return value, sides
+
+
+def norm03_rule(gn) -> tuple[dict, bool]:
+    """The text's rising ratios: both intervals inside their bands (what a grid point would need)."""
+    value, sides = norm03_sides(gn)
+    return value, all(s is True for s in sides)
 
 
 @pytest.mark.slow
@@ -148,12 +155,15 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
         ratios = [grad_norms[norm, s][-1] / grad_norms[norm, s][0] for s in SEEDS]
         claim_record("NORM-03", [round(r, 3) for r in ratios], expected=doc, tolerance="reported",
                      label=f"{norm}-norm last/first, per seed (a real batch)")
-    value, ok = norm03_rule(grad_norms)
+    value, sides = norm03_sides(grad_norms)
     for norm, doc in (("pre", 1.32), ("post", 1.65)):
         claim_record("NORM-03", value[norm], expected=doc,
                      tolerance=f"90 % interval inside {list(RATIO_BANDS[norm])} (claims/rules.py)",
                      label=f"{norm}-norm last/first: mean and 90 % interval")
-    assert ok
+    if None in sides and False not in sides:  # a ratio wholly outside its band decides already
+        undecided(f"over {len(SEEDS)} seeds a ratio's 90 % interval crosses an edge of its band "
+                  f"(pre {value['pre']}, post {value['post']}; claims/rules.py: within)")
+    assert all(sides), sides
 
 
 # NORM-03's diagnosis (issue 21): the measurement's unstated settings, one at a time, judged by
@@ -282,7 +292,10 @@ def test_warmup_barely_matters_for_pre_norm(norm_eq_ci, claim_record):
     claim_record("NORM-07", [round(lo, 4), round(hi, 4)], expected=-0.005,
                  tolerance="90 % interval inside [-0.03, 0.03] (TOST at 5 %)",
                  label="pre-norm: 90 % interval of the mean effect of warmup")
-    assert -MARGIN < lo and hi < MARGIN, f"90 % interval [{lo:.4f}, {hi:.4f}] leaves +-{MARGIN}"
+    side = within(lo, hi, (-MARGIN, MARGIN))
+    if side is None:
+        undecided(f"the 90 % interval [{lo:.4f}, {hi:.4f}] crosses an edge of +-{MARGIN} (claims/rules.py: within)")
+    assert side, f"90 % interval [{lo:.4f}, {hi:.4f}] lies outside +-{MARGIN}"
 
 
 @pytest.mark.slow

@@ -33,6 +33,17 @@ def test_an_interval_is_within_a_band_outside_it_or_undecided(lo, hi, side):
 
 
 @pytest.mark.fast
+def test_a_nan_interval_fails_it_is_never_undecided():
+    """A run that blew up gives a NaN mean: that is a failure, not a reason to record more seeds."""
+    m, lo, hi = mean_interval([1.0, float("nan"), 2.0])
+    with pytest.raises(ValueError, match="not a number"):
+        within(lo, hi, (0.9, 2.7))
+    with pytest.raises(ValueError, match="not a number"):
+        beyond(lo, hi, 0.02)
+    assert within(*mean_interval([1.5])[1:], (0.9, 2.7)) is None  # one seed: infinite, undecided
+
+
+@pytest.mark.fast
 @pytest.mark.parametrize("lo, hi, side", [(0.03, 0.09, True), (0.0, 0.02, False), (-0.01, 0.01, False),
                                           (0.013, 0.155, None), (0.02, 0.05, None), (0.0201, 0.03, True)])
 def test_an_interval_is_beyond_a_margin_below_it_or_undecided(lo, hi, side):

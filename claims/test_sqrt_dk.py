@@ -12,7 +12,7 @@ from scipy import stats
 from model import GPT, capture_attention
 from experiments.configs import sqrt_dk_config
 from model.metrics import effective_tokens, entropy, softmax_trace
-from claimcheck import diverges
+from claimcheck import diverges, undecided
 
 
 WIDTHS = (4, 16, 64, 256, 1024)
@@ -217,7 +217,7 @@ def test_a_saturated_softmax_passes_almost_no_gradient(claim_record):
 # at batch 32 on d_model 128. Attention statistics come from a fixed held-out batch, every 100
 # steps (model.attention_maps.attention_summary).
 
-from claims.rules import MOST, inside, mean_interval, most_starts, rate_text  # noqa: E402
+from claims.rules import MOST, inside, mean_interval, most_starts, rate_text, within  # noqa: E402
 from claims.scales import SQRT_WIDTHS  # noqa: E402
 
 DOC_WORTH = {32: "≈ 0 (no-division slightly ahead)", 256: 18, 1024: 17}
@@ -287,7 +287,11 @@ def test_at_32_the_division_is_worth_nothing(sqrt_ci, claim_record):
     claim_record("SQRT-09", [round(m, 2), round(lo, 2), round(hi, 2)], expected=DOC_WORTH[32],
                  tolerance="90 % interval of the mean inside [-2, 2] (TOST, claims/rules.py)",
                  label=f"no division - division, d_k = 32 (CI): mean and 90 % interval over {len(sqrt_ci.seeds)} seeds")
-    assert inside(lo, hi, (-2, 2))
+    side = within(lo, hi, (-2, 2))  # wholly outside is the divergence; across an edge decides nothing
+    if side is None:
+        undecided(f"the 90 % interval [{lo:.2f}, {hi:.2f}] over {len(sqrt_ci.seeds)} seeds crosses an edge of "
+                  "[-2, 2] (claims/rules.py: within)")
+    assert side
 
 
 @pytest.mark.slow
@@ -411,7 +415,11 @@ def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt09_full, claim_re
     claim_record("SQRT-09", [round(m, 2), round(lo, 2), round(hi, 2)], expected=DOC_WORTH[32],
                  tolerance="90 % interval of the mean inside [-2, 2] (TOST, claims/rules.py)",
                  label="d_k = 32 (full): mean effect and its 90 % interval")
-    assert inside(lo, hi, (-2, 2))
+    side = within(lo, hi, (-2, 2))
+    if side is None:
+        undecided(f"the 90 % interval [{lo:.2f}, {hi:.2f}] over {len(worth)} seeds crosses an edge of "
+                  "[-2, 2] (claims/rules.py: within)")
+    assert side
 
 
 @pytest.mark.gpu

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import inspect
 import json
+import operator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -52,7 +53,7 @@ class RunSpec:
 
     def __post_init__(self):
         # numpy ints would reach the key as strings ("3", not 3): the same runs under two keys
-        object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
+        object.__setattr__(self, "seeds", tuple(operator.index(s) for s in self.seeds))  # refuses a float seed such as 2.7
 
     def key(self) -> str:
         d = asdict(self)

@@ -104,6 +104,8 @@ def test_a_run_key_changes_with_the_corpus_contents_device_type_torch_and_code_n
     assert spec.key() == base and dataclasses.replace(spec, label="x").key() == base
     numpy_seeds = runs.RunSpec(TINY, STEPS2, seeds=tuple(np.arange(2)))
     assert numpy_seeds.key() == base  # the same runs: not a second key through str(np.int64(1))
+    with pytest.raises(TypeError):
+        runs.RunSpec(TINY, STEPS2, seeds=(0, 2.7))
 
 
 def test_a_memo_key_is_the_hash_of_kind_params_torch_and_code_plus_the_source_module(monkeypatch):

@@ -1,5 +1,6 @@
 """The report plugin, tested the way it is used: real pytest runs in a scratch directory."""
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -484,7 +485,7 @@ def test_every_errata_table_row_has_its_header_s_columns(scratch):
 # ---- keeping runs/ bounded -------------------------------------------------------------------
 
 @pytest.mark.fast
-def test_prune_runs_keeps_the_newest_finished_runs_and_never_one_still_going(tmp_path):
+def test_prune_runs_keeps_the_latest_finished_runs_and_never_one_still_going(tmp_path):
     names = ["20261201T100000Z-1-aaaa", "20261201T110000Z-2-bbbb", "20261202T090000Z-3-cccc",
              "20261202T100000Z-4-dddd"]
     for n in names:
@@ -494,9 +495,12 @@ def test_prune_runs_keeps_the_newest_finished_runs_and_never_one_still_going(tmp
     going.mkdir()
     (tmp_path / "notes").mkdir()  # not a run's folder
     (tmp_path / "notes" / "claims.json").write_text("{}")
+    for i, n in enumerate(names):  # finished in this order, except the first: a long run that ended last
+        os.utime(tmp_path / n / "claims.json", (1000 + i, 1000 + i) if i else (2000, 2000))
     assert prune_runs(tmp_path, 0) == [] and prune_runs(tmp_path, 9) == []
-    assert prune_runs(tmp_path, 2) == [tmp_path / n for n in names[:2]]
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*names[2:], going.name, "notes"])
+    assert prune_runs(tmp_path, 2, current=tmp_path / names[2]) == [tmp_path / names[1]]  # never the current run
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([names[0], *names[2:], going.name, "notes"])
+    assert prune_runs(tmp_path, 2) == [tmp_path / names[2]]
     assert prune_runs(tmp_path / "absent", 2) == []
 
 
@@ -559,3 +563,6 @@ def test_undecided_is_its_own_verdict_only_from_the_tests_own_call(scratch, work
     md = (scratch.path / "out" / "claims.md").read_text()
     undecided_part = md.split("### Undecided")[1].split("##")[0]
     assert "P-01" in undecided_part and "M-01" in undecided_part and "P-01" not in md.split("## Errata")[1].split("###")[0]
+    page = (scratch.path / "out" / "index.html").read_text()
+    section = page.split("<h3>Undecided</h3>")[1].split("</section>")[0]
+    assert 'href="#P-01"' in section and 'href="#M-01"' in section and 'class="erratum undecided"' in section

@@ -173,6 +173,8 @@ def test_an_undecided_full_scale_is_the_headline_over_a_ci_pass_and_a_ci_diverge
         v = verdict(t(ci, "ci"), t("undecided", "full", reason="undecided: the interval straddles 0.9"))
         assert (v["status"], v["scale"]) == ("undecided", "full")
         assert v["reason"] == "t.py::t1: undecided: the interval straddles 0.9"
+        # a CI divergence under an undecided headline is still listed (a lower-scale divergence)
+        assert lower_scale_divergences(v) == (["ci"] if ci == "xfailed" else [])
     v = verdict(t("undecided", "ci"), t("skipped", "full"))
     assert (v["status"], v["scale"]) == ("undecided", "ci")
     v = verdict(t("undecided", "full"), t("failed", "ci"))
