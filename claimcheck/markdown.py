@@ -87,7 +87,7 @@ def markdown(doc: dict) -> str:
     if open_:
         out += ["", "### Undecided", "",
                 "Measured, but the claim's rule cannot decide: an interval straddles its band. Neither "
-                "a pass nor an erratum; more seeds decide.", "",
+                "a pass nor an erratum; a larger sample, declared before it runs, decides.", "",
                 "| ID | verdict | the document says | document's value | ours | why |", "|---|---|---|---|---|---|"]
         for c in open_:
             doc_v, ours, label = headline_value(c)
