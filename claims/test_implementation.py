@@ -89,8 +89,8 @@ def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
     open_ = [label for label, s in side.items() if s is None]
     if open_ and False not in side.values():  # one gap wholly below the margin decides already
         undecided(f"DEPTH-01 (CI): the 90 % interval of the {' and '.join(open_)} straddles the "
-                  f"{MACHINE_MOVE:.0%} margin over {len(depth_ci.seeds)} seeds; add seeds to DEPTH_CI "
-                  "(claims/rules.py: beyond)")
+                  f"{MACHINE_MOVE:.0%} margin over {len(depth_ci.seeds)} seeds (claims/rules.py: beyond); a larger "
+                  "DEPTH_CI is a new rule, declared before it runs")
     assert all(side.values()), side
 
 
@@ -139,7 +139,8 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
     sides = [*bands, over]
     if None in sides and False not in sides:  # a number wholly outside its band decides already
         undecided(f"DEPTH-01 (full): over {len(depth_full.seeds)} seeds a 90 % interval crosses its band's edge or "
-                  f"the {MACHINE_MOVE:.0%} margin; record more seeds (claims/rules.py: within, beyond)")
+                  f"the {MACHINE_MOVE:.0%} margin (claims/rules.py: within, beyond); more seeds in DEPTH_FULL would be a "
+                  "new rule, declared before they run")
     assert all(sides), sides
 
 
