@@ -152,7 +152,7 @@ def test_diagnose_applies_the_claims_rule_at_every_point_and_reports_what_is_mis
 def test_a_rule_without_a_verdict_decides_nothing_at_its_point():
     g = Grid("X-01", _Stub("s", [1.0, 2.0]), (Axis("read.checkpoint", ("final", "best"), "w"),))
     d = diagnose(g, lambda runs, checkpoint="final": (0.0, None), _records)
-    assert [e["holds"] for e in d["grid"]] == [None, None] and "no verdict" in d["grid"][0]["missing"]
+    assert [e["holds"] for e in d["grid"]] == [None, None] and "undecided" in d["grid"][0]["missing"]
 
 
 # ---- the kind of erratum -----------------------------------------------------------------------
