@@ -125,7 +125,45 @@ def _device_name(device) -> str:
     return f"{cpu_model()} ({torch.get_num_threads()} threads)"
 
 
-def make_record(family: str, arm: str, seed: int, spec, rec: dict, point: str = "") -> dict:
+# Settings that change how often a run is evaluated and nothing else: evaluation draws no random
+# numbers and leaves the weights as they were (experiments/train.py perplexities: eval mode, no
+# grad), so the run evaluated every 50 steps is, step for step, the run evaluated at its end only
+# (tests/test_experiments_train.py proves it bit for bit, dropout on). A grid point that differs
+# from its family only there (the norm grid's curve, claims/grids.py) records the family's own
+# record of that seed too, when it is missing: one training, not two.
+EVAL_ONLY = ("eval_every",)
+
+
+def _without_eval(cfg: dict) -> dict:
+    return {**cfg, "train": {k: v for k, v in cfg["train"].items() if k not in EVAL_ONLY}}
+
+
+def same_run(family: str, point: str, arm: str, seed: int) -> bool:
+    """Whether ``point``'s run of (arm, seed) is the family's own run of a seed it declares,
+    only evaluated more often (EVAL_ONLY)."""
+    if not point:
+        return False
+    own, var = scale_of(family), scale_of(family, point)
+    if arm not in own.arms or seed not in own.seeds:
+        return False
+    a, b = config_of(own.spec(arm, (seed,))), config_of(var.spec(arm, (seed,)))
+    return a != b and _without_eval(a) == _without_eval(b)
+
+
+def evaluated_at_end(rec: dict) -> dict:
+    """``rec`` (a run's result) as the same run evaluated at its last step only reports it: the
+    curve cut to its last point, whose loss is the mean over every step (a curve point's loss is
+    the mean since the point before)."""
+    c = rec["curve"]
+    edges = [0, *c["step"]]
+    mean = sum(loss * (b - a) for loss, a, b in zip(c["loss"], edges, edges[1:])) / c["step"][-1]
+    return {**rec, "curve": {"step": c["step"][-1:], "train_ppl": c["train_ppl"][-1:],
+                             "val_ppl": c["val_ppl"][-1:], "loss": [mean]}}
+
+
+def make_record(family: str, arm: str, seed: int, spec, rec: dict, point: str = "", same_run_as: str = "") -> dict:
+    """A record of one run; ``same_run_as`` names the grid point's record whose run this is
+    (``same_run``), in the provenance."""
     import torch
     from experiments.runs import code_version
     return {
@@ -137,7 +175,8 @@ def make_record(family: str, arm: str, seed: int, spec, rec: dict, point: str = 
                        "machine": platform.machine(), "torch": torch.__version__, "commit": _commit(),
                        "code": code_version(),
                        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                       "wall_s": rec["wall_s"], "tokens_per_s": rec["tokens_per_s"]},
+                       "wall_s": rec["wall_s"], "tokens_per_s": rec["tokens_per_s"],
+                       **({"same_run_as": same_run_as} if same_run_as else {})},
     }
 
 
@@ -242,6 +281,9 @@ def problems(rec) -> list[str]:
         for key in ("wall_s", "tokens_per_s"):
             if key in prov:
                 need(f"provenance.{key}", _finite(prov[key]) and prov[key] > 0, "a positive number", prov[key])
+        if "same_run_as" in prov:  # the grid point's record whose run this is (``same_run``)
+            need("provenance.same_run_as", isinstance(prov["same_run_as"], str) and prov["same_run_as"],
+                 "a record's path", prov["same_run_as"])
         for key in set(PROVENANCE) - {"wall_s", "tokens_per_s"}:
             if key in prov:
                 need(f"provenance.{key}", isinstance(prov[key], str) and prov[key], "a non-empty string", prov[key])
@@ -406,6 +448,13 @@ def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "",
             written.append(out)
             log(f"  {arm} seed {seed}: val {rec['val_ppl']:.2f}, train {rec['train_ppl']:.2f}, "
                 f"{rec['wall_s'] / 60:.1f} min -> {_shown(out)}")
+            if same_run(family, point, arm, seed) and load(family, arm, seed) is None:
+                own = path(family, arm, seed)
+                rec_own = make_record(family, arm, seed, scale_of(family).spec(arm, (seed,), device),
+                                      evaluated_at_end(rec), same_run_as=_shown(out))
+                write_atomic(own, (json.dumps(rec_own, indent=1) + "\n").encode())
+                written.append(own)
+                log(f"  {arm} seed {seed}: the same run is {family}'s own -> {_shown(own)}")
     return written
 
 
@@ -471,14 +520,16 @@ def main(argv=None):
 
 
 # What to record first when time is short (a lent GPU's minutes): the seeds a verdict waits for,
-# then the diagnosis grids, then the seeds that only add to a verdict that has its own.
-FIRST = ("sqrt09-full", "depth-full", "ladder-ln-full", "norm-full")
-LAST = ("sqrt-full", "pos-full", "sqrt32-full", "sqrt1024-full", "ladder-full")
+# then the diagnosis grids, then the seeds that only add to a verdict that has its own (the norm
+# family's seeds 1-2 come with its grid's stated point, ``same_run``).
+FIRST = ("sqrt09-full", "depth-full", "ladder-ln-full")
+LAST = ("norm-full", "sqrt-full", "pos-full", "sqrt32-full", "sqrt1024-full", "ladder-full")
 
 
 def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
     """Every (family, point, arm, missing seeds) that some Scale or grid point declares and no
-    record holds yet, in the order to record them (FIRST, the grids, LAST)."""
+    record holds yet, in the order to record them (FIRST, the grids, LAST); a family's seed that a
+    grid point records with its own (``same_run``) is listed at the point only."""
     from claims.grids import GRIDS
     named = {getattr(scales, n).name: getattr(scales, n) for n in [*FAMILIES.values(), *SUBSETS]}
     points = [p.scale for g in GRIDS.values() for p in g.trained()]
@@ -491,6 +542,7 @@ def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
             missing = tuple(s for s in scale.seeds if (fam, point, arm, s) not in seen
                             and load(family_of(scale.name), arm, s, point) is None)
             seen.update((fam, point, arm, s) for s in scale.seeds)
+            seen.update((fam, "", arm, s) for s in scale.seeds if same_run(fam, point, arm, s))  # it records them
             if missing:
                 out.append((fam, point, arm, missing))
     return out

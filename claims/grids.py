@@ -18,7 +18,8 @@ from claims.scales import DEPTH_FULL, NORM_FULL, SQRT09_FULL, SQRT1024_FULL, SQR
 
 # ---- pre- vs post-norm: NORM-04 .. NORM-07 read the same four arms ---------------------------
 # The stated configuration with a validation curve every 50 steps (the verdict's records have
-# only the last step): evaluation draws no random numbers, so the runs are the same runs.
+# only the last step): evaluation draws no random numbers, so the runs are the same runs, and
+# recording this point records the family's own seeds with it (claims/evidence.py same_run).
 _NORM_CURVE = {"train.eval_every": 50}
 _NORM_AXES = (
     Axis("read.checkpoint", ("final", "best"),

@@ -234,9 +234,10 @@ def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_pat
     assert first == [("sqrt-ladder", "", "div-32"), ("sqrt-ladder", "", "nodiv-32")]  # FIRST's order
     each = [(f, p, a, seed) for f, p, a, s in todo for seed in s]
     assert len(set(each)) == len(each)  # a run once, whichever scales share it
-    norm = {a: s for f, p, a, s in todo if f == "norm" and not p}
     stated = seeds(0, 1, 2)  # the norm family's seeds, shifted by CLAIMS_SEED_OFFSET
+    norm = {a: s for f, p, a, s in todo if f == "norm" and p == "norm-full@stated"}
     assert norm == {a: stated for a in ("pre", "pre+warmup", "post", "post+warmup")}
+    assert not [t for t in todo if t[0] == "norm" and not t[1]]  # the stated point records them (same_run)
     assert ("norm", "norm-full@model.dropout=0.1", "post", stated) in todo
     # a recorded seed is no longer pending
     rec = json.loads(RECORDS[0].read_text()) if RECORDS else pytest.skip("no evidence committed")
@@ -245,6 +246,40 @@ def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_pat
     out.write_text(json.dumps(rec))
     assert all(not (f == rec["family"] and p == rec.get("point", "") and a == rec["arm"] and rec["seed"] in s)
                for f, p, a, s in evidence.pending())
+
+
+@pytest.mark.fast
+def test_a_point_that_only_adds_a_curve_records_the_familys_own_run_too(tmp_path, monkeypatch):
+    """The norm grid's stated point is the family's configuration evaluated every 50 steps: the
+    same run (tests/test_experiments_train.py proves it bit for bit), so recording it also
+    records the family's own seed, cut to its last evaluation and naming the record it came
+    from. A point that changes the run (dropout) records only itself."""
+    from experiments import runs
+    monkeypatch.setattr(evidence, "EVIDENCE", tmp_path)
+    stated, dropout = "norm-full@stated", "norm-full@model.dropout=0.1"
+    seed = evidence.scale_of("norm").seeds[1]
+    assert evidence.same_run("norm", stated, "post", seed)
+    assert not evidence.same_run("norm", dropout, "post", seed) and not evidence.same_run("norm", "", "post", seed)
+    assert not evidence.same_run("norm", stated, "post", seed + 1000)  # a seed the family does not declare
+    steps = list(range(50, 1001, 50))
+    losses = [5.0 - 0.1 * i for i in range(len(steps))]
+
+    def get(spec, log, progress):
+        return [{"val_ppl": 60.0 + s, "train_ppl": 12.0, "val_ppl_at_length": {}, "trace": None,
+                 "curve": {"step": steps, "train_ppl": [12.0] * 20, "val_ppl": [70.0] * 19 + [60.0 + s],
+                           "loss": losses}, "first_losses": [5.5] * FIRST_LOSSES, "wall_s": 90.0,
+                 "tokens_per_s": 1000} for s in spec.seeds]
+    monkeypatch.setattr(runs, "get", get)
+    written = evidence.run("norm", [seed], ["post"], point=stated, log=lambda *_: None)
+    assert written == [evidence.path("norm", "post", seed, stated), evidence.path("norm", "post", seed)]
+    own = evidence.load("norm", "post", seed)  # schema-checked on load
+    assert own["scale"] == "norm-full" and "point" not in own
+    assert own["config"] == evidence.config_of(evidence.scale_of("norm").spec("post", (seed,)))
+    assert own["result"]["curve"] == {"step": [1000], "train_ppl": [12.0], "val_ppl": [60.0 + seed],
+                                      "loss": [pytest.approx(np.mean(losses), rel=1e-13)]}
+    assert own["provenance"]["same_run_as"] == str(evidence.path("norm", "post", seed, stated))
+    assert evidence.run("norm", [seed], ["post"], point=dropout, log=lambda *_: None) == [
+        evidence.path("norm", "post", seed, dropout)]
 
 
 @pytest.mark.fast

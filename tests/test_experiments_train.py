@@ -17,7 +17,7 @@ import ast
 import copy
 import math
 import random
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from itertools import product
 from types import SimpleNamespace
 
@@ -211,6 +211,27 @@ def test_a_stacked_run_hands_the_device_to_every_piece_and_reads_each_models_att
     clock = iter([0.0, 1.0])
     replay(TINY, cfg, tr.numpy(), seeds=(0, 1), steps=1, device="cpu:0")
     assert seen["stack"] == [here] and [torch.device(d) for d in seen["batches"]] == [here]
+
+
+def test_a_run_evaluated_more_often_is_the_same_run_bit_for_bit():
+    """What lets a grid point that adds a validation curve stand for its family's own run
+    (claims/evidence.py same_run): evaluation draws no random numbers and leaves the weights
+    alone, so the run scored every 5 steps ends on the same floats as the run scored at its
+    end, dropout on (its mask comes from the global generator, which an evaluation must not
+    touch). Only the last curve point's loss is summed in another order (1e-13)."""
+    from claims.evidence import evaluated_at_end
+    cfg = TrainConfig(steps=STEPS, batch_size=B, lr=LR, warmup=WARMUP, weight_decay=WD, trace_every=5)
+    tiny = replace(TINY, dropout=0.1)
+    (once,) = train(tiny, cfg, TR, VA, seeds=(SEED,))
+    (often,) = train(tiny, replace(cfg, eval_every=5), TR, VA, seeds=(SEED,))
+    assert often["curve"]["step"] == [5, 10, 15, 20, 22] and once["curve"]["step"] == [22]
+    assert often["first_losses"] == once["first_losses"] and often["trace"] == once["trace"]
+    assert (often["val_ppl"], often["train_ppl"]) == (once["val_ppl"], once["train_ppl"])
+    cut = evaluated_at_end(often)["curve"]
+    assert {k: cut[k] for k in ("step", "train_ppl", "val_ppl")} == {k: once["curve"][k] for k in ("step", "train_ppl", "val_ppl")}
+    assert cut["loss"] == pytest.approx(once["curve"]["loss"], rel=1e-13, abs=0)
+    (other,) = train(tiny, replace(cfg, eval_every=5), TR, VA, seeds=(SEED + 1,))
+    assert other["val_ppl"] != often["val_ppl"]  # the check can see a different run
 
 
 def test_train_and_replay_read_any_integer_token_array():
