@@ -542,7 +542,7 @@ def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
             missing = tuple(s for s in scale.seeds if (fam, point, arm, s) not in seen
                             and load(family_of(scale.name), arm, s, point) is None)
             seen.update((fam, point, arm, s) for s in scale.seeds)
-            seen.update((fam, "", arm, s) for s in scale.seeds if same_run(fam, point, arm, s))  # it records them
+            seen.update((fam, "", arm, s) for s in missing if same_run(fam, point, arm, s))  # recording them records these
             if missing:
                 out.append((fam, point, arm, missing))
     return out

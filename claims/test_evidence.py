@@ -280,6 +280,10 @@ def test_a_point_that_only_adds_a_curve_records_the_familys_own_run_too(tmp_path
     assert own["provenance"]["same_run_as"] == str(evidence.path("norm", "post", seed, stated))
     assert evidence.run("norm", [seed], ["post"], point=dropout, log=lambda *_: None) == [
         evidence.path("norm", "post", seed, dropout)]
+    # a point record whose family record is gone (deleted as stale, say): pending lists the family's
+    # seed, since recording the point again would skip it
+    evidence.path("norm", "post", seed).unlink()
+    assert ("norm", "", "post", (seed,)) in evidence.pending()
 
 
 @pytest.mark.fast

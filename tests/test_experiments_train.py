@@ -232,6 +232,11 @@ def test_a_run_evaluated_more_often_is_the_same_run_bit_for_bit():
     assert cut["loss"] == pytest.approx(once["curve"]["loss"], rel=1e-13, abs=0)
     (other,) = train(tiny, replace(cfg, eval_every=5), TR, VA, seeds=(SEED + 1,))
     assert other["val_ppl"] != often["val_ppl"]  # the check can see a different run
+    # seeds side by side (a lent GPU's way, `--stack`): the same again, model by model
+    once2, often2 = (train(tiny, c, TR, VA, seeds=(SEED, SEED + 1)) for c in (cfg, replace(cfg, eval_every=5)))
+    for a, b in zip(once2, often2):
+        assert (a["first_losses"], a["trace"], a["val_ppl"], a["train_ppl"]) == (
+            b["first_losses"], b["trace"], b["val_ppl"], b["train_ppl"])
 
 
 def test_train_and_replay_read_any_integer_token_array():
