@@ -415,12 +415,17 @@ def _bar(total_steps: int, done_before: list):
     return progress
 
 
+def _write(out: Path, record: dict):
+    from experiments.data import write_atomic
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, (json.dumps(record, indent=1) + "\n").encode())
+
+
 def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "", stack: bool = False) -> list[Path]:
     """Train and record what is missing of (arms x seeds); ``stack`` trains an arm's missing
     seeds side by side (a GPU step is launch-bound: seeds cost little more than one)."""
     import torch
     from experiments import runs
-    from experiments.data import write_atomic
     try:
         scale = scale_of(family, point)
     except KeyError as e:
@@ -442,9 +447,8 @@ def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "",
         spec = scale.spec(arm, tuple(group), device)
         for seed, rec in zip(group, runs.get(spec, log=lambda *_: None, progress=progress)):
             out = path(family, arm, seed, point)
-            out.parent.mkdir(parents=True, exist_ok=True)
             one = scale.spec(arm, (seed,), device)  # the record names its own seed's config
-            write_atomic(out, (json.dumps(make_record(family, arm, seed, one, rec, point), indent=1) + "\n").encode())
+            _write(out, make_record(family, arm, seed, one, rec, point))
             written.append(out)
             log(f"  {arm} seed {seed}: val {rec['val_ppl']:.2f}, train {rec['train_ppl']:.2f}, "
                 f"{rec['wall_s'] / 60:.1f} min -> {_shown(out)}")
@@ -452,7 +456,7 @@ def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "",
                 own = path(family, arm, seed)
                 rec_own = make_record(family, arm, seed, scale_of(family).spec(arm, (seed,), device),
                                       evaluated_at_end(rec), same_run_as=_shown(out))
-                write_atomic(own, (json.dumps(rec_own, indent=1) + "\n").encode())
+                _write(own, rec_own)
                 written.append(own)
                 log(f"  {arm} seed {seed}: the same run is {family}'s own -> {_shown(own)}")
     return written
