@@ -181,11 +181,16 @@ def erratum_kind(status: str, diagnosis: dict | None) -> dict | None:
     holding = [e["point"] for e in tried if e["holds"]]
     if holding:
         return {"kind": "unstated", "reason": "holds at " + ", ".join(holding)}
-    unmeasured = [e["point"] for e in grid if e["holds"] is None]
-    if grid and not unmeasured:
+    open_ = [e for e in grid if e["holds"] is None]
+    if grid and not open_:
         return {"kind": "text", "reason": f"none of the {len(tried)} settings tried holds"}
-    return {"kind": "pending", "reason": f"{len(unmeasured)} of {len(grid)} points not measured yet: "
-                                       + ", ".join(unmeasured)}
+    # an open point is unmeasured (or partly), or measured on its declared seeds with an interval
+    # across its band's edge: more seeds, declared first, would decide it
+    undecided = [e["point"] for e in open_ if str(e.get("missing", "")).startswith("undecided")]
+    unmeasured = [e["point"] for e in open_ if e["point"] not in undecided]
+    parts = [f"{len(unmeasured)} of {len(grid)} points not measured yet: " + ", ".join(unmeasured)] * bool(unmeasured)
+    parts += [f"{len(undecided)} of {len(grid)} points undecided on their declared seeds: " + ", ".join(undecided)] * bool(undecided)
+    return {"kind": "pending", "reason": "; ".join(parts) or "no grid point declared"}
 
 
 def diagnoses(tests: dict) -> dict[str, dict]:

@@ -158,7 +158,10 @@ def test_a_rule_without_a_verdict_decides_nothing_at_its_point():
 # ---- the kind of erratum -----------------------------------------------------------------------
 
 def _d(*holds, fixed=""):
-    return {"fixed": fixed, "grid": [{"point": "stated" if i == 0 else f"p{i}", "holds": h}
+    """A grid's points by their ``holds``; "undecided" is a point measured on its declared seeds
+    whose interval crosses an edge (holds None, as read_grid reports it)."""
+    return {"fixed": fixed, "grid": [{"point": "stated" if i == 0 else f"p{i}", "holds": None if h == "undecided" else h,
+                                      **({"missing": "undecided: an interval crosses"} if h == "undecided" else {})}
                                      for i, h in enumerate(holds)]}
 
 
@@ -188,6 +191,9 @@ def test_the_kind_of_an_erratum(status, diagnosis, kind):
     ("diverges", _d(False, True, False, True), "holds at p1, p3"),
     ("diverges", _d(False, False, False), "none of the 2 settings tried holds"),
     ("diverges", _d(False, None, False, None), "2 of 4 points not measured yet: p1, p3"),
+    ("diverges", _d(False, "undecided", None), "1 of 3 points not measured yet: p2; "
+                                                "1 of 3 points undecided on their declared seeds: p1"),
+    ("diverges", {"fixed": "", "grid": []}, "no grid point declared"),
 ])
 def test_each_kind_says_why_in_its_reason(status, diagnosis, reason):
     assert set(erratum_kind(status, diagnosis)) == {"kind", "reason"}

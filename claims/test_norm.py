@@ -7,7 +7,7 @@ from scipy import stats
 
 from model import MLP, Block, MultiHeadAttention
 from claimcheck import diverges, undecided
-from claims.rules import MOST, mean_interval, most_starts, rate_text, within
+from claims.rules import MOST, beyond, mean_interval, most_starts, rate_text, within
 from claims.scales import NORM03_GRADS
 
 
@@ -269,12 +269,17 @@ def test_post_norm_without_warmup_is_several_times_worse(norm_rate_ci, claim_rec
           "outside the 3 % that 'exactly' allows (values in the report; the 50 % arm beside it)")
 def test_post_norm_with_warmup_matches_pre_norm(norm_ci, claim_record):
     pre, post_wu = norm_ci.val("pre"), norm_ci.val("post+warmup")
-    gap = (post_wu - pre) / pre
-    claim_record("NORM-06", gap.round(3), expected="0.0016 (37.88 vs 37.82)",
-                 tolerance=f"|mean gap| < {MARGIN} (catalogue)", label="(post+warmup - pre) / pre, per seed, warmup 20 %")
+    claim_record("NORM-06", ((post_wu - pre) / pre).round(3), expected="0.0016 (37.88 vs 37.82)",
+                 tolerance="reported", label="(post+warmup - pre) / pre, per seed, warmup 20 %")
     claim_record("NORM-06", ((norm_ci.val("post+warmup50") - pre) / pre).round(3),
                  tolerance="reported", label="(post+warmup - pre) / pre, per seed, warmup 50 %")
-    assert abs(gap.mean()) < MARGIN
+    value, side = norm06_rule(norm_ci)  # the full scale's rule: a 90 % interval inside +-3 %
+    claim_record("NORM-06", value, expected="0.0016 (37.88 vs 37.82)",
+                 tolerance=f"90 % interval inside ±{MARGIN} (catalogue's 'exactly', TOST)",
+                 label="(post+warmup - pre) / pre, warmup 20 %: mean and 90 % interval over the paired seeds")
+    if side is None:
+        undecided(f"NORM-06 (CI): the 90 % interval {value[1:]} crosses an edge of ±{MARGIN} (claims/rules.py: within)")
+    assert side, value
 
 
 @pytest.mark.slow
@@ -316,34 +321,68 @@ def test_warmup_is_the_patch_that_rescues_post_norm(norm_ci, claim_record):
 
 
 # Each full-scale rule is a function of the runs, so that the diagnosis grid (claims/grids.py)
-# judges every point by the verdict's own rule: (value, holds). ``checkpoint``: how a run is read.
+# judges every point by the verdict's own rule: (value, holds), holds True / False / None
+# (claims/rules.py: an interval inside its band, wholly outside it, or across an edge).
+# ``checkpoint``: how a run is read. The intervals are over the declared seeds (NORM_FULL: 3):
+# one seed bounds nothing.
+
+HEALTHY = ("pre", "pre+warmup", "post+warmup")
+NORM04_BAND = (37.82 * 0.92, 37.82 * 1.08)  # 37.8 +- 8 %: a rung's seed spread is 1-2 %, plus a different init and split
+FAILED = 100.0                               # post-norm without warmup failed: far above every healthy run
+NORM05_RATIO = (7.5, 8.5)                    # "otto volte": the ratio rounds to 8
+NORM05_POST = (308.05 * 0.85, 308.05 * 1.15)  # a failed run stalls where its blow-up leaves it, given once
+
+
+def _all(sides):
+    """Several parts of one claim: one wholly outside its band decides (False), else one across
+    an edge leaves it undecided (None)."""
+    return False if False in sides else None if None in sides else True
+
 
 def norm04_rule(runs, checkpoint="final"):
-    """The healthy arms within 8 % of 37.8 on every seed (a rung's seed spread is 1-2 %, plus a
-    different init and split), and post-norm without warmup failed (> 100)."""
-    vals = {arm: runs.val(arm, checkpoint) for arm in ARMS}
-    ok = all(np.all(np.abs(vals[a] / 37.82 - 1) <= 0.08) for a in ("pre", "pre+warmup", "post+warmup"))
-    return {a: round(float(v.mean()), 2) for a, v in vals.items()}, ok and np.all(vals["post"] > 100)
+    """The table: each healthy arm's mean over the seeds within 8 % of 37.8, and post-norm without
+    warmup failed (above 100), each on its 90 % interval: ({arm: [mean, lo, hi]}, holds)."""
+    value, sides = {}, []
+    for arm in ARMS:
+        m, lo, hi = mean_interval(runs.val(arm, checkpoint))
+        value[arm] = [round(x, 2) for x in (m, lo, hi)]
+        sides.append(beyond(lo, hi, FAILED) if arm == "post" else within(lo, hi, NORM04_BAND))
+    return value, _all(sides)
 
 
 def norm05_rule(runs, checkpoint="final"):
-    """"otto volte": post / pre rounds to 8, and post within 15 % of 308.05, on every seed."""
+    """"otto volte": the mean paired ratio post / pre rounds to 8, and post within 15 % of
+    308.05, each on its 90 % interval: ([ratio mean, lo, hi], holds)."""
     pre, post = runs.val("pre", checkpoint), runs.val("post", checkpoint)
-    ratio = post / pre
-    ok = np.all((7.5 <= ratio) & (ratio < 8.5)) and np.all(np.abs(post / DOC_NORM["post"] - 1) <= 0.15)
-    return round(float(ratio.mean()), 2), bool(ok)
+    m, lo, hi = mean_interval(post / pre)  # paired by seed
+    _, plo, phi = mean_interval(post)
+    return [round(x, 2) for x in (m, lo, hi)], _all([within(lo, hi, NORM05_RATIO), within(plo, phi, NORM05_POST)])
 
 
 def _gap_rule(arm):
     def rule(runs, checkpoint="final"):
         pre, other = runs.val("pre", checkpoint), runs.val(arm, checkpoint)
-        gap = (other.mean() - pre.mean()) / pre.mean()
-        return round(float(gap), 4), abs(gap) < MARGIN
-    rule.__doc__ = f"|({arm} - pre) / pre| of the seed means < {MARGIN} (the catalogue's 'exactly' / 'barely')"
+        m, lo, hi = mean_interval((other - pre) / pre)  # paired by seed
+        return [round(x, 4) for x in (m, lo, hi)], within(lo, hi, (-MARGIN, MARGIN))
+    rule.__doc__ = (f"({arm} - pre) / pre, paired by seed: its 90 % interval inside +-{MARGIN} (the catalogue's "
+                    "'exactly' / 'barely' as an equivalence, TOST): ([mean, lo, hi], holds)")
     return rule
 
 
 norm06_rule, norm07_rule = _gap_rule("post+warmup"), _gap_rule("pre+warmup")
+
+
+def _judge(claim, runs, side, what):
+    """A full-scale NORM verdict on its declared seeds: not on part of them (that would be
+    peeking), undecided across an edge, else the assertion."""
+    if len(runs.seeds) < len(runs.scale.seeds):
+        pytest.skip(f"{claim} is judged on the {len(runs.scale.seeds)} declared seeds of NORM_FULL and "
+                    f"{len(runs.seeds)} are recorded: run `python -m claims.evidence pending` (the norm grid's stated "
+                    "point records the family's seeds too)")
+    if side is None:
+        undecided(f"{claim} (full): over {len(runs.seeds)} seeds a 90 % interval crosses an edge of its band "
+                  "(claims/rules.py: within, beyond); more seeds would be a new rule, declared before they run")
+    assert side, what
 
 
 @pytest.mark.gpu
@@ -355,10 +394,11 @@ def test_the_norm_table_at_full_scale(norm_full, claim_record, claim_figure):
     for arm in ARMS:
         claim_record("NORM-04", norm_full.val(arm).round(2), expected=DOC_NORM[arm],
                      tolerance="reported", label=f"{arm} (full, per seed)")
-    means, ok = norm04_rule(norm_full)
-    claim_record("NORM-04", means, expected=DOC_NORM, tolerance="healthy arms 37.8 ± 8 % on every seed; post > 100",
-                 label="the four arms (full, mean of the seeds)")
-    assert ok
+    value, side = norm04_rule(norm_full)
+    claim_record("NORM-04", value, expected=DOC_NORM,
+                 tolerance="90 % intervals of the seed means: healthy arms inside 37.8 ± 8 %; post above 100",
+                 label="the four arms (full): mean and 90 % interval over the seeds")
+    _judge("NORM-04", norm_full, side, value)
 
 
 @pytest.mark.gpu
@@ -367,14 +407,16 @@ def test_the_norm_table_at_full_scale(norm_full, claim_record, claim_figure):
           "well above 37.8, so post is well short of eight times worse (values in the report)")
 def test_post_norm_without_warmup_is_eight_times_worse_at_full_scale(norm_full, claim_record):
     pre, post = norm_full.val("pre"), norm_full.val("post")
-    claim_record("NORM-05", post.round(2), expected=DOC_NORM["post"], tolerance="within ±15 %, every seed",
-                 label="post-norm without warmup (full)")
+    claim_record("NORM-05", post.round(2), expected=DOC_NORM["post"],
+                 tolerance="90 % interval of the mean inside ±15 %", label="post-norm without warmup (full, per seed)")
     # "otto volte": eight, so the ratio rounds to 8. ±15 % on post: pre is held to ±8 % above, and a
     # run that fails stalls where its blow-up leaves it, which the text gives once. (308.05 is
     # about the unigram's perplexity, 306.6 on our split: the failed run predicts frequencies only.)
-    claim_record("NORM-05", (post / pre).round(2), expected=8.15,
-                 tolerance="rounds to 8: [7.5, 8.5), every seed", label="post / pre (full)")
-    assert norm05_rule(norm_full)[1]
+    claim_record("NORM-05", (post / pre).round(2), expected=8.15, tolerance="reported", label="post / pre (full, per seed)")
+    value, side = norm05_rule(norm_full)
+    claim_record("NORM-05", value, expected=8.15, tolerance="90 % interval of the mean paired ratio inside [7.5, 8.5]",
+                 label="post / pre (full): mean and 90 % interval")
+    _judge("NORM-05", norm_full, side, value)
 
 
 @pytest.mark.gpu
@@ -382,21 +424,22 @@ def test_post_norm_without_warmup_is_eight_times_worse_at_full_scale(norm_full, 
 @diverges("at full scale post-norm with warmup ends well below pre-norm without it, not level with it "
           "(values in the report)")
 def test_post_norm_with_warmup_matches_pre_norm_at_full_scale(norm_full, claim_record):
-    gap, ok = norm06_rule(norm_full)
-    claim_record("NORM-06", gap, expected="0.0016 (37.88 vs 37.82)",
-                 tolerance=f"|gap of the means| < {MARGIN} (catalogue)", label="(post+warmup - pre) / pre (full)")
-    assert ok  # "exactly": within 3 % (catalogue)
+    value, side = norm06_rule(norm_full)
+    claim_record("NORM-06", value, expected="0.0016 (37.88 vs 37.82)",
+                 tolerance=f"90 % interval inside ±{MARGIN} (catalogue's 'exactly', TOST)",
+                 label="(post+warmup - pre) / pre (full): mean and 90 % interval over the paired seeds")
+    _judge("NORM-06", norm_full, side, value)
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("NORM-07")
 @diverges("at full scale warmup improves pre-norm by more than the 3 % margin (values in the report)")
 def test_warmup_barely_matters_for_pre_norm_at_full_scale(norm_full, claim_record):
-    gap, ok = norm07_rule(norm_full)
-    claim_record("NORM-07", gap, expected="-0.005 (37.62 vs 37.82)",
-                 tolerance=f"|gap of the means| < {MARGIN} (catalogue); the seeds recorded, a point estimate: the equivalence test runs at CI scale",
-                 label="(pre+warmup - pre) / pre (full)")
-    assert ok  # "barely": within 3 % (catalogue)
+    value, side = norm07_rule(norm_full)
+    claim_record("NORM-07", value, expected="-0.005 (37.62 vs 37.82)",
+                 tolerance=f"90 % interval inside ±{MARGIN} (catalogue's 'barely', TOST)",
+                 label="(pre+warmup - pre) / pre (full): mean and 90 % interval over the paired seeds")
+    _judge("NORM-07", norm_full, side, value)
 
 
 # ---- the diagnosis of each divergence: its rule at every point of its grid (claims/grids.py) ----
