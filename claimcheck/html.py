@@ -8,11 +8,11 @@ from markupsafe import Markup
 
 from .badge import badge_svg, badge_text
 from .fmt import lines
-from .verdict import STATUSES, headline_text, headline_value, lower_scale_divergences
+from .verdict import STATUSES, headline_text, headline_value, lower_scale_divergences, point_state
 
 _env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True,
                    trim_blocks=True, lstrip_blocks=True)
-_env.filters.update(value=lines, short=lambda nodeid: nodeid.rsplit("/", 1)[-1])
+_env.filters.update(value=lines, short=lambda nodeid: nodeid.rsplit("/", 1)[-1], held=point_state)
 
 
 def _row(c: dict, figs: dict, lang: dict) -> dict:

@@ -1,7 +1,7 @@
 """claims.md: the report as markdown, errata first."""
 from .badge import badge_text
 from .fmt import cell
-from .verdict import KINDS, STATUSES, headline_text, headline_value, lower_scale_divergences
+from .verdict import KINDS, STATUSES, headline_text, headline_value, lower_scale_divergences, point_state
 
 
 STATUS_MARK = {"holds": "✅ holds", "fails": "❌ fails", "diverges": "⚠️ diverges",
@@ -39,9 +39,9 @@ def _why(claims: list[dict]) -> list[str]:
             out += [f"Our setup, fixed: {d['fixed']}", ""]
         out += ["| point | settings | value | the claim would hold | why this setting |", "|---|---|---|---|---|"]
         for e in d.get("grid", []):
-            held = {True: "yes", False: "no", None: "not measured"}[e["holds"]]
+            held = point_state(e)
             why = e.get("why", "")
-            note = f" ({e['missing']})" if e.get("missing") else ""
+            note = f" ({e['missing'].removeprefix('undecided: ')})" if e.get("missing") else ""
             out.append(f"| {cell(e['point'])} | {cell(e['settings'] or '—')} | {cell(e['value'])} | "
                        f"{held}{cell(note)} | {cell(why)} |")
     return out

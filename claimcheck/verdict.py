@@ -165,6 +165,18 @@ KINDS = {
 }
 
 
+POINT_STATES = {True: "yes", False: "no", None: "not measured"}
+
+
+def point_state(entry: dict) -> str:
+    """Whether the claim would hold at a grid point: "yes", "no", "undecided" (measured on its
+    declared seeds, an interval across its band's edge: more seeds, declared first, would decide)
+    or "not measured" (wholly or in part)."""
+    if entry["holds"] is None and str(entry.get("missing", "")).startswith("undecided"):
+        return "undecided"
+    return POINT_STATES[entry["holds"]]
+
+
 def erratum_kind(status: str, diagnosis: dict | None) -> dict | None:
     """Which kind of erratum a claim is, from its diagnosis grid: ``setup`` when our
     configuration was fixed and the claim now holds; for a divergence, ``unstated`` (naming the
@@ -184,9 +196,7 @@ def erratum_kind(status: str, diagnosis: dict | None) -> dict | None:
     open_ = [e for e in grid if e["holds"] is None]
     if grid and not open_:
         return {"kind": "text", "reason": f"none of the {len(tried)} settings tried holds"}
-    # an open point is unmeasured (or partly), or measured on its declared seeds with an interval
-    # across its band's edge: more seeds, declared first, would decide it
-    undecided = [e["point"] for e in open_ if str(e.get("missing", "")).startswith("undecided")]
+    undecided = [e["point"] for e in open_ if point_state(e) == "undecided"]
     unmeasured = [e["point"] for e in open_ if e["point"] not in undecided]
     parts = [f"{len(unmeasured)} of {len(grid)} points not measured yet: " + ", ".join(unmeasured)] * bool(unmeasured)
     parts += [f"{len(undecided)} of {len(grid)} points undecided on their declared seeds: " + ", ".join(undecided)] * bool(undecided)

@@ -524,8 +524,8 @@ def main(argv=None):
 
 
 # What to record first when time is short (a lent GPU's minutes): the seeds a verdict waits for,
-# then the diagnosis grids, then the seeds that only add to a verdict that has its own (the norm
-# family's seeds 1-2 come with its grid's stated point, ``same_run``).
+# then the diagnosis grids, then the rest. The norm family's seeds, which its verdicts wait for,
+# come with its grid's stated point (``same_run``), so the family itself is last.
 FIRST = ("sqrt09-full", "depth-full", "ladder-ln-full")
 LAST = ("norm-full", "sqrt-full", "pos-full", "sqrt32-full", "sqrt1024-full", "ladder-full")
 

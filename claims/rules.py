@@ -27,6 +27,8 @@ def mean_interval(x, level: float = TOST_LEVEL) -> tuple[float, float, float]:
     """(mean, lo, hi): the t interval of the mean of ``x`` (seeds) at ``level``."""
     x = np.asarray(x, float)
     m = float(x.mean())
+    if np.isnan(x).any():
+        return m, np.nan, np.nan  # a run that blew up: within / beyond raise on it
     if len(x) < 2:
         return m, -np.inf, np.inf  # one seed bounds nothing
     half = float(stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))

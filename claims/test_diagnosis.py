@@ -176,6 +176,7 @@ def _d(*holds, fixed=""):
     ("diverges", {"fixed": "", "grid": []}, "pending"),
     ("holds", _d(True, False, fixed="our run was the wrong one"), "setup"),
     ("holds", _d(True, False), None),
+    ("diverges", _d(False, "undecided", False), "pending"),  # more seeds, declared first, would decide
     ("fails", _d(False, True), None),                  # a failure is a failure, never an erratum
     ("not-run", _d(False, True), None),
 ])
@@ -194,6 +195,7 @@ def test_the_kind_of_an_erratum(status, diagnosis, kind):
     ("diverges", _d(False, "undecided", None), "1 of 3 points not measured yet: p2; "
                                                 "1 of 3 points undecided on their declared seeds: p1"),
     ("diverges", {"fixed": "", "grid": []}, "no grid point declared"),
+    ("diverges", _d(False, "undecided", False), "1 of 3 points undecided on their declared seeds: p1"),
 ])
 def test_each_kind_says_why_in_its_reason(status, diagnosis, reason):
     assert set(erratum_kind(status, diagnosis)) == {"kind", "reason"}
@@ -267,7 +269,9 @@ def test_x_diagnosis(claim_diagnosis):
     claim_diagnosis("X-01", {"fixed": "", "grid": [
         {"point": "stated", "settings": {}, "why": "as stated", "value": 3.0, "holds": False},
         {"point": "model.dropout=0.1", "settings": {"model.dropout": 0.1}, "why": "no rate stated",
-         "value": 6.9, "holds": True}]})
+         "value": 6.9, "holds": True},
+        {"point": "train.lr=0.01", "settings": {"train.lr": 0.01}, "why": "no lr stated",
+         "value": [6.5, 5.5, 7.5], "holds": None, "missing": "undecided: an interval crosses the rule's band"}]})
 
 @pytest.mark.gpu
 @pytest.mark.diagnosis("X-01")
@@ -295,5 +299,7 @@ def test_a_diagnosis_reaches_the_errata_and_never_changes_the_verdict(pytester, 
     assert "| unstated |" in row and "| 7 | 3 (mean) <details>" in row and "per seed: [3.1, 2.9]" in row
     assert "#### Why X-01 diverges: unstated" in md
     assert "| model.dropout=0.1 | model.dropout: 0.1 | 6.9 | yes | no rate stated |" in md
+    assert "| train.lr=0.01 | train.lr: 0.01 | [6.5, 5.5, 7.5] | undecided (an interval crosses" in md
     html = (pytester.path / "out" / "index.html").read_text(encoding="utf-8")
     assert "why: unstated" in html and "no rate stated" in html and "every record (2)" in html
+    assert "<td>undecided<br><small>an interval crosses" in html

@@ -41,6 +41,8 @@ def test_a_nan_interval_fails_it_is_never_undecided():
     with pytest.raises(ValueError, match="not a number"):
         beyond(lo, hi, 0.02)
     assert within(*mean_interval([1.5])[1:], (0.9, 2.7)) is None  # one seed: infinite, undecided
+    with pytest.raises(ValueError, match="not a number"):  # one seed that blew up still fails
+        within(*mean_interval([float("nan")])[1:], (0.9, 2.7))
 
 
 @pytest.mark.fast
