@@ -41,7 +41,7 @@ def _why(claims: list[dict]) -> list[str]:
         for e in d.get("grid", []):
             held = point_state(e)
             why = e.get("why", "")
-            note = f" ({e['missing'].removeprefix('undecided: ')})" if e.get("missing") else ""
+            note = f" ({e['missing']})" if e.get("missing") else ""
             out.append(f"| {cell(e['point'])} | {cell(e['settings'] or '—')} | {cell(e['value'])} | "
                        f"{held}{cell(note)} | {cell(why)} |")
     return out

@@ -170,9 +170,10 @@ POINT_STATES = {True: "yes", False: "no", None: "not measured"}
 
 def point_state(entry: dict) -> str:
     """Whether the claim would hold at a grid point: "yes", "no", "undecided" (measured on its
-    declared seeds, an interval across its band's edge: more seeds, declared first, would decide)
-    or "not measured" (wholly or in part)."""
-    if entry["holds"] is None and str(entry.get("missing", "")).startswith("undecided"):
+    declared seeds, an interval across its band's edge: more seeds, declared first, would decide;
+    the entry says so as ``"state": "undecided"``, with ``holds`` None) or "not measured" (wholly
+    or in part)."""
+    if entry["holds"] is None and entry.get("state") == "undecided":
         return "undecided"
     return POINT_STATES[entry["holds"]]
 

@@ -155,8 +155,10 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
             entry.update(value=value, holds=None if holds is None or not whole else bool(holds),
                          seeds=list(runs.seeds), evidence=sorted(runs.evidence))
             if holds is None:
-                entry["missing"] = "undecided: an interval crosses the rule's band or margin at the declared seeds"
+                entry.update(state="undecided",
+                             missing="an interval crosses the rule's band or margin at the declared seeds")
             if not whole:
+                entry.pop("state", None)
                 entry["missing"] = (f"{len(runs.seeds)} of its {len(p.scale.seeds)} seeds recorded: "
                                     f"`python -m claims.evidence grid {grid.claim}`")
         entries.append(entry)

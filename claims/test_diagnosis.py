@@ -10,7 +10,7 @@ import pytest
 from claims.diagnosis import Axis, Grid, diagnose, vary
 from claims.grids import GRIDS
 from claims.scales import LADDER_CI, Runs
-from claimcheck.verdict import erratum_kind, headline_records, headline_value
+from claimcheck.verdict import erratum_kind, headline_records, headline_value, point_state
 
 pytestmark = pytest.mark.fast
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,7 +152,7 @@ def test_diagnose_applies_the_claims_rule_at_every_point_and_reports_what_is_mis
 def test_a_rule_without_a_verdict_decides_nothing_at_its_point():
     g = Grid("X-01", _Stub("s", [1.0, 2.0]), (Axis("read.checkpoint", ("final", "best"), "w"),))
     d = diagnose(g, lambda runs, checkpoint="final": (0.0, None), _records)
-    assert [e["holds"] for e in d["grid"]] == [None, None] and "undecided" in d["grid"][0]["missing"]
+    assert [e["holds"] for e in d["grid"]] == [None, None] and [point_state(e) for e in d["grid"]] == ["undecided"] * 2
 
 
 # ---- the kind of erratum -----------------------------------------------------------------------
@@ -161,7 +161,7 @@ def _d(*holds, fixed=""):
     """A grid's points by their ``holds``; "undecided" is a point measured on its declared seeds
     whose interval crosses an edge (holds None, as read_grid reports it)."""
     return {"fixed": fixed, "grid": [{"point": "stated" if i == 0 else f"p{i}", "holds": None if h == "undecided" else h,
-                                      **({"missing": "undecided: an interval crosses"} if h == "undecided" else {})}
+                                      **({"state": "undecided", "missing": "an interval crosses"} if h == "undecided" else {})}
                                      for i, h in enumerate(holds)]}
 
 
@@ -271,7 +271,7 @@ def test_x_diagnosis(claim_diagnosis):
         {"point": "model.dropout=0.1", "settings": {"model.dropout": 0.1}, "why": "no rate stated",
          "value": 6.9, "holds": True},
         {"point": "train.lr=0.01", "settings": {"train.lr": 0.01}, "why": "no lr stated",
-         "value": [6.5, 5.5, 7.5], "holds": None, "missing": "undecided: an interval crosses the rule's band"}]})
+         "value": [6.5, 5.5, 7.5], "holds": None, "state": "undecided", "missing": "an interval crosses the rule's band"}]})
 
 @pytest.mark.gpu
 @pytest.mark.diagnosis("X-01")
