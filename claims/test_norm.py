@@ -442,7 +442,8 @@ def test_post_norm_with_warmup_matches_pre_norm_at_full_scale(norm_full, claim_r
 
 @pytest.mark.gpu
 @pytest.mark.claim("NORM-07")
-@diverges("at full scale warmup improves pre-norm by more than the 3 % margin (values in the report)")
+# No ``diverges`` mark: the recorded seeds leave NORM-07 undecided, and a mark is for a divergence
+# the evidence shows. A rerun that decides against the text reads *fails* until it is recorded.
 def test_warmup_barely_matters_for_pre_norm_at_full_scale(norm_full, claim_record):
     _declared("NORM-07", norm_full)
     value, side = norm07_rule(norm_full)
