@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from claims.diagnosis import Axis, Grid, diagnose, vary
+from claims.diagnosis import Axis, Grid, MoreSeeds, diagnose, vary
 from claims.grids import GRIDS
 from claims.scales import LADDER_CI, Runs
 from claimcheck.verdict import erratum_kind, headline_records, headline_value, point_state
@@ -86,6 +86,24 @@ def test_a_shared_base_setting_gives_the_stated_point_runs_of_its_own():
     assert [p.name for p in g.trained()] == ["stated", "model.dropout=0.1"]
 
 
+def test_more_seeds_read_the_stated_runs_again_on_a_superset_at_a_stricter_level():
+    s = _scale("base")  # seeds (0, 1), arms mean and 4-heads
+    axes = (Axis("read.checkpoint", ("final", "best"), "w"), Axis("model.dropout", (0.0, 0.1), "w"))
+    more = MoreSeeds((0, 1, 2, 3, 4), ("mean",), "undecided on three")
+    g = Grid("X-01", s, axes, base={"train.eval_every": 50}, more_seeds=more)
+    stated, best, drop, again = g.points()
+    assert again.name == "read.checkpoint=best, seeds 0-4" and again.why == "undecided on three"
+    assert again.read == {"checkpoint": "best", "level": 0.95} and again.settings["scale.seeds"] == "0-4"
+    assert again.scale.name == stated.scale.name == "base@stated"  # the same folder: 0-2 are not trained again
+    assert list(again.scale.arms) == ["mean"] and again.scale.seeds == (0, 1, 2, 3, 4)
+    assert again.scale.spec("mean", (3,)) == stated.scale.spec("mean", (3,))
+    assert [p.name for p in g.trained()] == ["stated", "model.dropout=0.1", "read.checkpoint=best, seeds 0-4"]
+    for bad in (dict(more_seeds=more), dict(base={"train.eval_every": 50}, more_seeds=MoreSeeds((0, 1), ("mean",), "w")),
+                dict(base={"train.eval_every": 50}, more_seeds=MoreSeeds((0, 1, 2, 3), ("other",), "w"))):
+        with pytest.raises(ValueError, match="more seeds read the stated point's own runs"):
+            Grid("X-01", s, axes, **bad)
+
+
 def test_every_declared_grid_varies_an_unstated_setting_of_its_claims_scale():
     """The grids of claims/grids.py: a reason for every point, and every trained point recorded
     under its family's explore/ folder with a name that says what changed."""
@@ -95,7 +113,8 @@ def test_every_declared_grid_varies_an_unstated_setting_of_its_claims_scale():
         assert g.claim == cid and all(p.why for p in g.points()), cid
         for p in g.trained():
             fam = evidence.family_of(p.scale.name)
-            assert evidence.scale_of(fam, p.scale.name) == p.scale
+            recorded = evidence.scale_of(fam, p.scale.name)  # more seeds: the same runs' configuration
+            assert all(recorded.spec(a, p.scale.seeds) == p.scale.spec(a, p.scale.seeds) for a in p.scale.arms), cid
             assert evidence.path(fam, "a", 0, p.scale.name).parent.parent.name == "explore"
 
 

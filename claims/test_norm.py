@@ -7,7 +7,7 @@ from scipy import stats
 
 from model import MLP, Block, MultiHeadAttention
 from claimcheck import diverges, undecided
-from claims.rules import MOST, beyond, mean_interval, most_starts, rate_text, within
+from claims.rules import MOST, TOST_LEVEL, beyond, mean_interval, most_starts, rate_text, within
 from claims.scales import NORM03_GRADS
 
 
@@ -339,30 +339,32 @@ def _all(sides):
     return False if False in sides else None if None in sides else True
 
 
-def norm04_rule(runs, checkpoint="final"):
+def norm04_rule(runs, checkpoint="final", level=TOST_LEVEL):
     """The table: each healthy arm's mean over the seeds within 8 % of 37.8, and post-norm without
-    warmup failed (above 100), each on its 90 % interval: ({arm: [mean, lo, hi]}, holds)."""
+    warmup failed (above 100), each on its 90 % interval (``level``: a grid's second look,
+    claims.diagnosis.MoreSeeds): ({arm: [mean, lo, hi]}, holds)."""
     value, sides = {}, []
     for arm in (*HEALTHY, "post"):
-        m, lo, hi = mean_interval(runs.val(arm, checkpoint))
+        m, lo, hi = mean_interval(runs.val(arm, checkpoint), level)
         value[arm] = [round(x, 2) for x in (m, lo, hi)]
         sides.append(within(lo, hi, NORM04_BAND) if arm in HEALTHY else beyond(lo, hi, FAILED))
     return value, _all(sides)
 
 
-def norm05_rule(runs, checkpoint="final"):
+def norm05_rule(runs, checkpoint="final", level=TOST_LEVEL):
     """"otto volte": the mean paired ratio post / pre rounds to 8, and post within 15 % of
-    308.05, each on its 90 % interval: ({"post / pre": [mean, lo, hi], "post": [...]}, holds)."""
+    308.05, each on its 90 % interval (``level``, as in norm04_rule): ({"post / pre": [mean, lo, hi],
+    "post": [...]}, holds)."""
     pre, post = runs.val("pre", checkpoint), runs.val("post", checkpoint)
-    ratio, failed = mean_interval(post / pre), mean_interval(post)  # the ratio paired by seed
+    ratio, failed = mean_interval(post / pre, level), mean_interval(post, level)  # the ratio paired by seed
     value = {"post / pre": [round(x, 2) for x in ratio], "post": [round(x, 2) for x in failed]}
     return value, _all([within(*ratio[1:], NORM05_RATIO), within(*failed[1:], NORM05_POST)])
 
 
 def _gap_rule(arm):
-    def rule(runs, checkpoint="final"):
+    def rule(runs, checkpoint="final", level=TOST_LEVEL):
         pre, other = runs.val("pre", checkpoint), runs.val(arm, checkpoint)
-        m, lo, hi = mean_interval((other - pre) / pre)  # paired by seed
+        m, lo, hi = mean_interval((other - pre) / pre, level)  # paired by seed
         return [round(x, 4) for x in (m, lo, hi)], within(lo, hi, (-MARGIN, MARGIN))
     rule.__doc__ = (f"({arm} - pre) / pre, paired by seed: its 90 % interval inside +-{MARGIN} (the catalogue's "
                     "'exactly' / 'barely' as an equivalence, TOST): ([mean, lo, hi], holds)")
