@@ -14,6 +14,7 @@ initialisation (experiments/grad_norms.py; scales.NORM03_GRADS) and is declared 
 """
 
 from claims.diagnosis import Axis, Grid, MoreSeeds
+from claims.env import seeds
 from claims.scales import DEPTH_FULL, NORM_FULL, SQRT09_FULL, SQRT1024_FULL, SQRT32_FULL, TINY_LAB, WINOGRAD
 
 # ---- pre- vs post-norm: NORM-04 .. NORM-07 read the same four arms ---------------------------
@@ -36,7 +37,7 @@ _NORM_AXES = (
 # +0.0007 [-0.0385, 0.0398] against +-0.03, both undecided. At those seeds' spread (sd 0.32 and
 # 0.023), ten seeds judged at 95 % decide either way far more often: if the three-seed means were
 # the truth, they would pass about 3 times in 4 and 9 in 10. The arms are the ones the two rules read.
-_NORM_MORE = MoreSeeds(tuple(range(10)), ("pre", "post", "post+warmup"),
+_NORM_MORE = MoreSeeds(seeds(*range(10)), ("pre", "post", "post+warmup"),
                        "seeds 0-2 left it undecided; seeds 0-9, judged at a 95 % interval since this is a "
                        "second look (claims.diagnosis.MoreSeeds)")
 NORM_GRIDS = {cid: Grid(cid, NORM_FULL, _NORM_AXES, base=_NORM_CURVE,
