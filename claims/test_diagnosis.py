@@ -322,3 +322,16 @@ def test_a_diagnosis_reaches_the_errata_and_never_changes_the_verdict(pytester, 
     html = (pytester.path / "out" / "index.html").read_text(encoding="utf-8")
     assert "why: unstated" in html and "no rate stated" in html and "every record (2)" in html
     assert "<td>undecided<br><small>an interval crosses" in html
+
+
+def test_every_grid_is_declared_under_a_seed_offset_too():
+    """CLAIMS_SEED_OFFSET shifts every declared seed, a grid's second look included."""
+    import os
+    import subprocess
+    import sys
+    code = ("from claims.grids import NORM_GRIDS; p = NORM_GRIDS['NORM-05'].points()[-1]; "
+            "print(p.name, p.scale.seeds[0])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "CLAIMS_SEED_OFFSET": "100"})
+    assert out.returncode == 0, out.stderr[-500:]
+    assert out.stdout.split() == ["read.checkpoint=best,", "seeds", "100-109", "100"]
