@@ -182,7 +182,8 @@ def erratum_kind(status: str, diagnosis: dict | None) -> dict | None:
     """Which kind of erratum a claim is, from its diagnosis grid: ``setup`` when our
     configuration was fixed and the claim now holds; for a divergence, ``unstated`` (naming the
     points where the claim would hold) when a point tried holds, ``text`` when every point was
-    measured and none holds, and ``pending`` while a point is unmeasured."""
+    measured and none holds, and ``pending`` while a point is unmeasured. A point superseded by
+    its second look (``superseded_by``) counts no more."""
     if not diagnosis:
         return None
     grid = diagnosis.get("grid") or []
@@ -190,6 +191,7 @@ def erratum_kind(status: str, diagnosis: dict | None) -> dict | None:
         return {"kind": "setup", "reason": diagnosis["fixed"]} if diagnosis.get("fixed") else None
     if status != "diverges":
         return None
+    grid = [e for e in grid if not e.get("superseded_by")]  # a first look its second look judges again
     tried = [e for e in grid if e["point"] != "stated"]
     holding = [e["point"] for e in tried if e["holds"]]
     if holding:

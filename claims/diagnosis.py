@@ -52,23 +52,29 @@ class Point:
     settings: dict    # {"model.dropout": 0.1}: what differs from the stated configuration
     scale: object     # the Scale its runs are trained (or recorded) under
     why: str = ""     # why this point is tried
+    level: float = None   # a second look's interval level (MoreSeeds), given to the rule
+    supersedes: str = ""  # the first look's point that this second look judges again
 
     @property
     def read(self) -> dict:
-        return {k.split(".", 1)[1]: v for k, v in self.settings.items() if k.startswith("read.")}
+        """The rule's keyword options: the read.* settings, and a second look's level."""
+        opts = {k.split(".", 1)[1]: v for k, v in self.settings.items() if k.startswith("read.")}
+        return {**opts, "level": self.level} if self.level else opts
 
 
 @dataclass(frozen=True)
 class MoreSeeds:
     """A second look at the grid's readings of the stated runs (its ``read.*`` points) on more
-    seeds, declared after the first seeds left them undecided and before the added seeds ran. Two
-    looks give noise two chances to pass, so the second is judged at a stricter interval: a false
-    pass at either is at most 5 % + (1 - level) / 2 likely (Bonferroni), where one look at 95 %
-    alone would be 2.5 %. The rule receives ``level`` as a read option."""
-    seeds: tuple[int, ...]   # the first seeds and the added ones
+    seeds, declared after the first seeds left them undecided and before the added seeds ran. It
+    supersedes the first look, which can no longer decide (its seeds are fixed), so the kind
+    follows the second look, a pass or a failure alike. Two looks give noise two chances to pass:
+    the first, committed alone, was a 5 % false pass; with a second one at ``level`` they are at
+    most 5 % + (1 - level) / 2 (Bonferroni), so the second is judged stricter than the first to
+    keep the excess small. The rule receives ``level`` as a keyword."""
+    seeds: tuple[int, ...]   # the first seeds and the added ones, consecutive
     arms: tuple[str, ...]    # the arms the claim's rule reads: only these are trained again
-    why: str                 # the first look's intervals and what the added seeds can decide
-    level: float = 0.95
+    why: str                 # why more seeds, and what they can decide
+    level: float = 0.975
 
 
 def vary(scale, setting: str, value):
@@ -98,9 +104,10 @@ class Grid:
 
     def __post_init__(self):
         m = self.more_seeds
-        if m and not (self.base and set(self.scale.seeds) < set(m.seeds) and set(m.arms) <= set(self.scale.arms)):
+        if m and not (self.base and set(self.scale.seeds) < set(m.seeds) and set(m.arms) <= set(self.scale.arms)
+                      and tuple(m.seeds) == tuple(range(m.seeds[0], m.seeds[-1] + 1))):
             raise ValueError(f"{self.claim}: more seeds read the stated point's own runs (a grid with a base) "
-                             "on a superset of its seeds, for arms it has")
+                             "on a consecutive superset of its seeds, for arms it has")
         for axis in self.axes:
             where, _, name = axis.setting.partition(".")
             if where == "scale" and name not in {f.name for f in fields(self.scale)}:
@@ -135,9 +142,8 @@ class Grid:
             out.append(Point(name, {"reading": name}, scale, why))
         if m := self.more_seeds:  # the same runs' folder: the first seeds are not trained again
             more = replace(stated.scale, arms={a: stated.scale.arms[a] for a in m.arms}, seeds=tuple(m.seeds))
-            seeds = f"{m.seeds[0]}-{m.seeds[-1]}"
-            out += [Point(f"{p.name}, seeds {seeds}", {**p.settings, "scale.seeds": seeds, "read.level": m.level},
-                          more, m.why) for p in out if p.scale is stated.scale and p.read]
+            out += [Point(f"{p.name}, second look (seeds {m.seeds[0]}-{m.seeds[-1]})", p.settings, more, m.why,
+                          level=m.level, supersedes=p.name) for p in out if p.scale is stated.scale and p.read]
         return [stated] + out
 
     def trained(self) -> list[Point]:
@@ -163,11 +169,19 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
     """The claim's ``rule(runs, checkpoint=...) -> (value, holds)`` at every point of the grid,
     on the committed evidence (never trained here): ``recorded_runs(scale) -> Runs`` reads a
     point's records (the ``evidence_runs`` fixture). A point not recorded on all its seeds is
-    reported with what there is, and decides nothing (holds: None)."""
+    reported with what there is, and decides nothing (holds: None). A second look (MoreSeeds)
+    names the point it supersedes and its level; that point names it (``superseded_by``), and the
+    erratum's kind no longer reads it."""
     import pytest
     entries, read = [], {}
-    for p in grid.points():
+    points = grid.points()
+    superseded = {p.supersedes: p.name for p in points if p.supersedes}
+    for p in points:
         entry = {"point": p.name, "settings": p.settings, "why": p.why, "value": None, "holds": None}
+        if p.supersedes:
+            entry.update(supersedes=p.supersedes, level=p.level)
+        if p.name in superseded:
+            entry["superseded_by"] = superseded[p.name]
         try:  # a point's runs may be read when asked for (Runs) or at once (Winograd records)
             runs = recorded_runs(p.scale)
             value, holds = rule(runs, **p.read)
@@ -185,6 +199,8 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
                 entry.pop("state", None)
                 entry["missing"] = (f"{len(runs.seeds)} of its {len(p.scale.seeds)} seeds recorded: "
                                     f"`python -m claims.evidence grid {grid.claim}`")
+        if p.name in superseded:
+            entry["missing"] = "; ".join(filter(None, [entry.get("missing"), "judged again by its second look"]))
         entries.append(entry)
     return {"claim": grid.claim, "fixed": grid.fixed, "grid": entries}, read
 
@@ -219,7 +235,11 @@ def diagnosis_test(grid: Grid, rule, runs: str = "evidence_runs", tier: str = "g
     names the fixture that reads a point's runs (``scale -> runs``); ``tier`` is its mark: the
     evidence of full scales is judged where the full scale is, and a grid around a scale the slow
     tier trains (the Winograd task) beside it."""
+    import inspect
+
     import pytest
+    if grid.more_seeds and "level" not in inspect.signature(rule).parameters:
+        raise TypeError(f"{grid.claim}: a grid with a second look needs a rule that takes level=")
 
     @getattr(pytest.mark, tier)
     @pytest.mark.diagnosis(grid.claim)

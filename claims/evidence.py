@@ -536,7 +536,8 @@ def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
     grid point records with its own (``same_run``) is listed at the point only."""
     from claims.grids import GRIDS
     named = {getattr(scales, n).name: getattr(scales, n) for n in [*FAMILIES.values(), *SUBSETS]}
-    points = [p.scale for g in GRIDS.values() for p in g.trained()]
+    points = [p for g in GRIDS.values() for p in g.trained()]
+    points = [p.scale for p in sorted(points, key=lambda p: not p.supersedes)]  # second looks decide most: first
     order = [named[n] for n in FIRST] + points + [named[n] for n in LAST]
     order += [s for s in named.values() if s not in order]
     out, seen = [], set()
@@ -579,7 +580,8 @@ def record_grid(claim: str, device="cpu", stack=False, log=print) -> list[Path]:
     for p in GRIDS[claim].trained():
         fam, point = family_of(p.scale.name), point_of(p.scale.name)
         log(f"{claim}: point {point}")
-        written += run(fam, list(p.scale.seeds), device=device, log=log, point=point, stack=stack)
+        written += run(fam, list(p.scale.seeds), list(p.scale.arms), device=device, log=log, point=point,
+                       stack=stack)  # a second look trains only the arms its rule reads
     return written
 
 

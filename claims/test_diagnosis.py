@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from claims.diagnosis import Axis, Grid, MoreSeeds, diagnose, vary
+from claims.diagnosis import Axis, Grid, MoreSeeds, diagnose, diagnosis_test, vary
 from claims.grids import GRIDS
 from claims.scales import LADDER_CI, Runs
 from claimcheck.verdict import erratum_kind, headline_records, headline_value, point_state
@@ -89,19 +89,35 @@ def test_a_shared_base_setting_gives_the_stated_point_runs_of_its_own():
 def test_more_seeds_read_the_stated_runs_again_on_a_superset_at_a_stricter_level():
     s = _scale("base")  # seeds (0, 1), arms mean and 4-heads
     axes = (Axis("read.checkpoint", ("final", "best"), "w"), Axis("model.dropout", (0.0, 0.1), "w"))
-    more = MoreSeeds((0, 1, 2, 3, 4), ("mean",), "undecided on three")
+    more = MoreSeeds((0, 1, 2, 3, 4), ("mean",), "undecided on two")
     g = Grid("X-01", s, axes, base={"train.eval_every": 50}, more_seeds=more)
     stated, best, drop, again = g.points()
-    assert again.name == "read.checkpoint=best, seeds 0-4" and again.why == "undecided on three"
-    assert again.read == {"checkpoint": "best", "level": 0.95} and again.settings["scale.seeds"] == "0-4"
-    assert again.scale.name == stated.scale.name == "base@stated"  # the same folder: 0-2 are not trained again
+    assert again.name == "read.checkpoint=best, second look (seeds 0-4)" and again.why == "undecided on two"
+    assert again.settings == best.settings  # the setting the text should state, nothing else
+    assert again.read == {"checkpoint": "best", "level": 0.975} and again.supersedes == "read.checkpoint=best"
+    assert again.scale.name == stated.scale.name == "base@stated"  # the same folder: 0-1 are not trained again
     assert list(again.scale.arms) == ["mean"] and again.scale.seeds == (0, 1, 2, 3, 4)
     assert again.scale.spec("mean", (3,)) == stated.scale.spec("mean", (3,))
-    assert [p.name for p in g.trained()] == ["stated", "model.dropout=0.1", "read.checkpoint=best, seeds 0-4"]
+    assert [p.name for p in g.trained()] == ["stated", "model.dropout=0.1", again.name]
     for bad in (dict(more_seeds=more), dict(base={"train.eval_every": 50}, more_seeds=MoreSeeds((0, 1), ("mean",), "w")),
-                dict(base={"train.eval_every": 50}, more_seeds=MoreSeeds((0, 1, 2, 3), ("other",), "w"))):
+                dict(base={"train.eval_every": 50}, more_seeds=MoreSeeds((0, 1, 2, 3), ("other",), "w")),
+                dict(base={"train.eval_every": 50}, more_seeds=MoreSeeds((0, 1, 2, 5), ("mean",), "w"))):
         with pytest.raises(ValueError, match="more seeds read the stated point's own runs"):
             Grid("X-01", s, axes, **bad)
+    with pytest.raises(TypeError, match="needs a rule that takes level="):
+        diagnosis_test(g, lambda runs, checkpoint="final": (0.0, None))
+
+
+def test_a_second_look_supersedes_its_first_so_the_kind_follows_it():
+    entries = [{"point": "stated", "holds": False}, {"point": "best", "holds": None, "state": "undecided",
+                                                       "superseded_by": "best, second look"},
+               {"point": "best, second look", "holds": False, "supersedes": "best"}]
+    assert erratum_kind("diverges", {"fixed": "", "grid": entries})["kind"] == "text"
+    entries[2]["holds"] = True
+    assert erratum_kind("diverges", {"fixed": "", "grid": entries}) == {"kind": "unstated",
+                                                                       "reason": "holds at best, second look"}
+    entries[2]["holds"] = None
+    assert erratum_kind("diverges", {"fixed": "", "grid": entries})["kind"] == "pending"
 
 
 def test_every_declared_grid_varies_an_unstated_setting_of_its_claims_scale():
@@ -334,4 +350,4 @@ def test_every_grid_is_declared_under_a_seed_offset_too():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          env={**os.environ, "CLAIMS_SEED_OFFSET": "100"})
     assert out.returncode == 0, out.stderr[-500:]
-    assert out.stdout.split() == ["read.checkpoint=best,", "seeds", "100-109", "100"]
+    assert out.stdout.split()[-2:] == ["100-109)", "100"]

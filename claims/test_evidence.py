@@ -308,3 +308,14 @@ def test_record_pending_starts_no_group_that_would_overrun_the_budget(monkeypatc
     # after 2 groups, 120 s are left: less than 1.5 x the slowest group (150 s), so no third starts
     assert trained == [("norm", "pre", (1, 2), "cuda", True), ("norm", "post", (1, 2), "cuda", True)]
     assert said and said[-1].startswith("budget: 120 s left, 2 group(s) not started: ladder/-/mean seeds [1]")
+
+
+@pytest.mark.fast
+def test_recording_a_grid_trains_each_point_on_its_own_arms_and_seeds(monkeypatch):
+    """A second look (MoreSeeds) shares the stated point's folder but trains only its rule's arms."""
+    calls = []
+    monkeypatch.setattr(evidence, "run", lambda fam, seeds, arms, **kw: calls.append((kw["point"], arms, seeds)) or [])
+    evidence.record_grid("NORM-05")
+    more = [c for c in calls if c[0] == "norm-full@stated" and len(c[2]) > 3]
+    assert more == [("norm-full@stated", ["pre", "post", "post+warmup"], list(seeds(*range(10))))]
+    assert ("norm-full@stated", ["pre", "pre+warmup", "post", "post+warmup"], list(seeds(0, 1, 2))) in calls

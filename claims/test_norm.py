@@ -366,8 +366,8 @@ def _gap_rule(arm):
         pre, other = runs.val("pre", checkpoint), runs.val(arm, checkpoint)
         m, lo, hi = mean_interval((other - pre) / pre, level)  # paired by seed
         return [round(x, 4) for x in (m, lo, hi)], within(lo, hi, (-MARGIN, MARGIN))
-    rule.__doc__ = (f"({arm} - pre) / pre, paired by seed: its 90 % interval inside +-{MARGIN} (the catalogue's "
-                    "'exactly' / 'barely' as an equivalence, TOST): ([mean, lo, hi], holds)")
+    rule.__doc__ = (f"({arm} - pre) / pre, paired by seed: its 90 % interval (``level``, as in norm04_rule) inside "
+                    f"+-{MARGIN} (the catalogue's 'exactly' / 'barely' as an equivalence, TOST): ([mean, lo, hi], holds)")
     return rule
 
 
