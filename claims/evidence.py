@@ -33,7 +33,8 @@ EVIDENCE = ROOT / "fixtures" / "evidence"
 FAMILIES = {"ladder": "LADDER_FULL", "sqrt": "SQRT_FULL", "norm": "NORM_FULL", "positions": "POS_FULL",
             "sqrt-ladder": "SQRT09_FULL"}
 
-# Replay: the first steps of every record are retrained by the slow tier (claims/test_evidence.py).
+# Replay: the first steps of one record per configuration and code version (``replay_groups``) are
+# retrained by the slow tier (claims/test_evidence.py); `python -m claims.evidence replay` does every record.
 # Four steps: the loss at initialisation, then three of backward and optimizer (warmup included),
 # so a change to any of them shows. Ten, as first, cost 143 s of the slow tier for 35 records (a
 # 12-block norm step alone takes 2.4 s on one core); four stay within its 2-minute budget. The
@@ -376,6 +377,20 @@ def record_paths(explore: bool = True) -> list[Path]:
 
 def records(explore: bool = False) -> list[dict]:
     return [json.loads(p.read_text()) for p in record_paths(explore)]
+
+
+def replay_groups(paths: list[Path] | None = None) -> list[list[Path]]:
+    """The records that differ only in their seed: the same family, point and arm (so the same
+    configuration, which the fast tier checks record by record) made by the same code
+    (``provenance.code``). Each group's highest seed comes first: the slow tier replays it for
+    the group, so its cost grows with configurations and code versions, not with seeds. The
+    highest, because seed 0 is the one a seed-dependent change is likeliest to spare."""
+    groups: dict[tuple, list[tuple[int, Path]]] = {}
+    for p in record_paths() if paths is None else paths:
+        rec = json.loads(p.read_text())
+        key = (rec["family"], rec.get("point", ""), rec["arm"], rec["provenance"]["code"])
+        groups.setdefault(key, []).append((rec["seed"], p))
+    return [[p for _, p in sorted(g, key=lambda sp: -sp[0])] for g in groups.values()]
 
 
 def replay_movement(rec: dict, tokens) -> float:

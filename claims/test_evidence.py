@@ -122,18 +122,44 @@ def test_a_tampered_record_on_disk_fails_its_full_scale_test_naming_the_field(tm
 
 # ---- replay: the committed numbers come from this code and this configuration ----------------
 
-# The steps retrained per record and their tolerance: claims/evidence.py (REPLAY_*).
+# The steps retrained per record and their tolerance: claims/evidence.py (REPLAY_*). One record per
+# configuration and code version stands for its seeds (``evidence.replay_groups``), so more seeds
+# of a recorded configuration cost the slow tier nothing; `python -m claims.evidence replay` does all.
+GROUPS = evidence.replay_groups(RECORDS)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("path", RECORDS or [None], ids=IDS or ["none"])
-def test_the_first_steps_of_every_evidence_run_replay(path, shakespeare_tokens):
+@pytest.mark.parametrize("group", GROUPS or [None],
+                         ids=[str(g[0].relative_to(evidence.EVIDENCE)) for g in GROUPS] or ["none"])
+def test_the_first_steps_of_every_evidence_configuration_replay(group, shakespeare_tokens):
     _records()
+    path, *others = group
     rec = json.loads(path.read_text())
     moved = evidence.replay_movement(rec, shakespeare_tokens)  # on the CPU, whatever recorded it
     if moved > evidence.REPLAY_RTOL:
-        pytest.fail(f"{path.relative_to(evidence.ROOT)} is stale: its first {evidence.REPLAY_STEPS} training losses "
-                    f"moved by {moved:.1e} (relative; tolerance {evidence.REPLAY_RTOL:.0e}) under the current code "
-                    f"(recorded on {rec['provenance']['device_name']}); delete it and rerun "
+        also = f" (and, made by the same code, {', '.join(p.name for p in others)})" if others else ""
+        pytest.fail(f"{path.relative_to(evidence.ROOT)}{also} is stale: its first {evidence.REPLAY_STEPS} training "
+                    f"losses moved by {moved:.1e} (relative; tolerance {evidence.REPLAY_RTOL:.0e}) under the current "
+                    f"code (recorded on {rec['provenance']['device_name']}); delete it and rerun "
                     f"`python -m claims.evidence run --family {rec['family']}`", pytrace=False)
+
+
+@pytest.mark.fast
+def test_replay_groups_hold_every_record_once_each_group_one_configuration_and_code(tmp_path):
+    groups = evidence.replay_groups(RECORDS)
+    assert sorted(p for g in groups for p in g) == sorted(RECORDS)
+    for g in groups:
+        recs = [json.loads(p.read_text()) for p in g]
+        assert len({json.dumps(r["config"], sort_keys=True) for r in recs}) == 1
+        assert len({r["provenance"]["code"] for r in recs}) == 1
+        assert [r["seed"] for r in recs] == sorted((r["seed"] for r in recs), reverse=True)  # highest first
+    # a seed made by other code is a group of its own
+    rec = json.loads(RECORDS[0].read_text()) if RECORDS else pytest.skip("no evidence committed")
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(rec))
+    rec = {**rec, "seed": rec["seed"] + 1, "provenance": {**rec["provenance"], "code": "0" * 12}}
+    b.write_text(json.dumps(rec))
+    assert sorted(map(len, evidence.replay_groups([a, b]))) == [1, 1]
 
 
 # ---- the path from config to record to judge, at a smoke scale -------------------------------
