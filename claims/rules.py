@@ -10,6 +10,11 @@ easier: an interval passes only when it lies *inside* its band.
 - ``beyond``: a one-sided comparison with a margin ("worse by more than a machine moves a
   run"): above it, below it, or straddling it. A straddling interval is no verdict, neither a
   pass nor a divergence: the measurement is too small, and more seeds, not a wider band, decide.
+- ``joint``: a claim made of several parts (four arms of a table, a ratio and a level): it holds
+  when every part's interval passes, each at the claim's level (an intersection-union test keeps
+  the false pass at one part's), and diverges only when one part's wider interval, at
+  1 - (1 - level) / k for k parts, lies wholly outside (Bonferroni: k parts do not give noise k
+  chances to accuse the text). Between the two it is undecided.
 - ``most_starts``: a claim about what training produces ("two blocks reach 100 %") is a
   statement about the population of random starts, not about every one of a few seeds: it
   holds when an exact one-sided binomial test shows that more than half of the starts have
@@ -66,6 +71,27 @@ def beyond(lo: float, hi: float, margin: float) -> bool | None:
     if hi <= margin:
         return False
     return None
+
+
+def joint(parts, level: float = TOST_LEVEL) -> tuple[list[tuple[float, float, float]], bool | None]:
+    """``parts``: ``(sample, check)`` pairs, ``check(lo, hi)`` a judgement of an interval (True /
+    False / None, as ``within`` and ``beyond``). Returns each part's (mean, lo, hi) at ``level``,
+    and the claim's verdict: True when every part passes at ``level``; False when some part's
+    interval at ``wide_level(level, k)`` fails its check (Bonferroni over the k parts); else None."""
+    parts = list(parts)
+    wide = wide_level(level, len(parts))
+    shown, passes, fails = [], [], []
+    for x, check in parts:
+        m, lo, hi = mean_interval(x, level)
+        shown.append((m, lo, hi))
+        passes.append(check(lo, hi) is True)
+        fails.append(check(*mean_interval(x, wide)[1:]) is False)
+    return shown, (True if all(passes) else False if any(fails) else None)
+
+
+def wide_level(level: float, k: int) -> float:
+    """The interval level at which one of ``k`` parts may show a divergence (Bonferroni)."""
+    return 1 - (1 - level) / k
 
 
 def most_starts(ok) -> dict:

@@ -63,10 +63,21 @@ def test_ours_matches_pytorch_in_float64_for_any_shape(T, h, hs, seed):
 # ---- DEPTH-01: two blocks overfit ---------------------------------------------------------
 
 from claimcheck import undecided  # noqa: E402
-from claims.rules import beyond, mean_interval, within  # noqa: E402
+from claims.rules import TOST_LEVEL, beyond, joint, wide_level, within  # noqa: E402
 
 # A trained value moves by up to 2 % between two machines: a gap smaller than that is no verdict
 MACHINE_MOVE = 0.02
+
+def _gaps(runs, checkpoint="final") -> dict:
+    """Two blocks' relative train gain and validation loss over one block, paired by seed."""
+    t1, t2 = runs.train("+layernorm", checkpoint), runs.train("2-blocks", checkpoint)
+    v1, v2 = runs.val("+layernorm", checkpoint), runs.val("2-blocks", checkpoint)
+    return {"train gain": (t1 - t2) / t1, "val loss": (v2 - v1) / v1}
+
+
+def _above_machine(lo, hi):
+    return beyond(lo, hi, MACHINE_MOVE)
+
 
 @pytest.mark.slow
 @pytest.mark.scale("ci")
@@ -74,24 +85,21 @@ MACHINE_MOVE = 0.02
 def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
     """Overfitting, as at full scale: two blocks better on train and worse on validation, each by
     more than a machine moves a run (2 %), judged on the 90 % interval of the mean paired
-    relative gap over the seeds: its lower end above 2 % holds (a one-sided test at 5 %), its
-    upper end at or below 2 % fails (a disagreement, to review), and across 2 % is undecided."""
-    t1, t2 = depth_ci.train("+layernorm"), depth_ci.train("2-blocks")
-    v1, v2 = depth_ci.val("+layernorm"), depth_ci.val("2-blocks")
-    gains = {"train gain": (t1 - t2) / t1, "val loss": (v2 - v1) / v1}
-    side = {}
-    for (label, g), doc in zip(gains.items(), ((18.77 - 14.49) / 18.77, (40.57 - 38.07) / 38.07)):
-        m, lo, hi = mean_interval(g)
-        claim_record("DEPTH-01", [round(x, 4) for x in (m, lo, hi)], expected=round(doc, 4),
-                     tolerance=f"90 % interval above {MACHINE_MOVE}",
+    relative gap over the seeds: both lower ends above 2 % hold (one-sided tests at 5 %); a gap
+    whose 95 % interval lies at or below 2 % fails (a disagreement, to review: two gaps, so
+    Bonferroni, claims/rules.py: joint); anything else is undecided."""
+    gains = _gaps(depth_ci)
+    shown, holds = joint([(g, _above_machine) for g in gains.values()])
+    for (label, g), doc, mi in zip(gains.items(), ((18.77 - 14.49) / 18.77, (40.57 - 38.07) / 38.07), shown):
+        claim_record("DEPTH-01", [round(x, 4) for x in mi], expected=round(doc, 4),
+                     tolerance=f"90 % interval above {MACHINE_MOVE}; at or below it only at "
+                               f"{wide_level(TOST_LEVEL, 2):.1%}",
                      label=f"CI scale (10 % slice, {len(g)} seeds): 2 blocks' {label}, relative: mean and 90 % interval")
-        side[label] = beyond(lo, hi, MACHINE_MOVE)
-    open_ = [label for label, s in side.items() if s is None]
-    if open_ and False not in side.values():  # one gap wholly below the margin decides already
-        undecided(f"DEPTH-01 (CI): the 90 % interval of the {' and '.join(open_)} straddles the "
-                  f"{MACHINE_MOVE:.0%} margin over {len(depth_ci.seeds)} seeds (claims/rules.py: beyond); a larger "
-                  "DEPTH_CI is a new rule, declared before it runs")
-    assert all(side.values()), side
+    if holds is None:
+        undecided(f"DEPTH-01 (CI): a gap's 90 % interval straddles the {MACHINE_MOVE:.0%} margin, or lies below it "
+                  f"but not at {wide_level(TOST_LEVEL, 2):.1%}, over {len(depth_ci.seeds)} seeds (claims/rules.py: "
+                  "beyond, joint); a larger DEPTH_CI is a new rule, declared before it runs")
+    assert holds, shown
 
 
 DOC_DEPTH = {"+layernorm": (18.77, 38.07), "2-blocks": (14.49, 40.57)}  # (train, val), IT L252
@@ -100,24 +108,19 @@ DOC_DEPTH = {"+layernorm": (18.77, 38.07), "2-blocks": (14.49, 40.57)}  # (train
 def depth01_rule(runs, checkpoint="final"):
     """Overfitting, as at CI scale: two blocks better on train and worse on validation, each by
     more than a machine moves a run (2 %), on the 90 % interval of the mean paired relative gap
-    over the seeds: (means, True / False / None): False when a gap lies wholly at or below the
-    margin, else None when one straddles it."""
-    t1, t2 = runs.train("+layernorm", checkpoint), runs.train("2-blocks", checkpoint)
-    v1, v2 = runs.val("+layernorm", checkpoint), runs.val("2-blocks", checkpoint)
-    sides, value = [], {}
-    for label, g in (("train gain", (t1 - t2) / t1), ("val loss", (v2 - v1) / v1)):
-        m, lo, hi = mean_interval(g)
-        value[label] = [round(x, 4) for x in (m, lo, hi)]
-        sides.append(beyond(lo, hi, MACHINE_MOVE))
-    return value, (False if False in sides else None if None in sides else True)
+    over the seeds, the two joined by claims/rules.py's ``joint``: (means, True / False / None)."""
+    gains = _gaps(runs, checkpoint)
+    shown, holds = joint([(g, _above_machine) for g in gains.values()])
+    return {label: [round(x, 4) for x in mi] for label, mi in zip(gains, shown)}, holds
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("DEPTH-01")
 def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
     """The four numbers within ±10 % (the catalogue's band; their 90 % intervals inside it), and
-    overfitting beyond what a machine moves a run, judged over three paired seeds: the full-scale
-    gap on seed 0 (0.7 % on validation) is inside what seeds move a rung, so one seed decides nothing."""
+    overfitting beyond what a machine moves a run, judged over three paired seeds, the six parts
+    joined by claims/rules.py's ``joint``: the full-scale gap on seed 0 (0.7 % on validation) is
+    inside what seeds move a rung, so one seed decides nothing."""
     for arm, (doc_t, doc_v) in DOC_DEPTH.items():
         claim_record("DEPTH-01", [depth_full.train(arm).round(2).tolist(), depth_full.val(arm).round(2).tolist()],
                      expected=[doc_t, doc_v], tolerance="reported",
@@ -126,22 +129,21 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
         pytest.skip(f"DEPTH-01 is judged on {len(depth_full.scale.seeds)} paired seeds and {len(depth_full.seeds)} "
                     "are recorded: run `python -m claims.evidence run --family ladder --arms +layernorm,2-blocks "
                     "--seeds 0,1,2`")
-    bands = []
-    for arm, docs in DOC_DEPTH.items():
-        for what, doc in zip(("train", "val"), docs):
-            m, lo, hi = mean_interval(getattr(depth_full, what)(arm))
-            bands.append(within(lo, hi, (0.9 * doc, 1.1 * doc)))
-    value, over = depth01_rule(depth_full)
-    claim_record("DEPTH-01", value, expected={"train gain": round((18.77 - 14.49) / 18.77, 4),
-                                             "val loss": round((40.57 - 38.07) / 38.07, 4)},
-                 tolerance=f"90 % intervals inside ±10 % of the four numbers; each gap's above {MACHINE_MOVE}",
+    bands = [(getattr(depth_full, what)(arm), lambda lo, hi, doc=doc: within(lo, hi, (0.9 * doc, 1.1 * doc)))
+             for arm, docs in DOC_DEPTH.items() for what, doc in zip(("train", "val"), docs)]
+    gains = _gaps(depth_full)
+    shown, holds = joint([*bands, *((g, _above_machine) for g in gains.values())])
+    claim_record("DEPTH-01", {label: [round(x, 4) for x in mi] for label, mi in zip(gains, shown[len(bands):])},
+                 expected={"train gain": round((18.77 - 14.49) / 18.77, 4),
+                           "val loss": round((40.57 - 38.07) / 38.07, 4)},
+                 tolerance=f"90 % intervals inside ±10 % of the four numbers; each gap's above {MACHINE_MOVE}; "
+                           f"a part outside only at {wide_level(TOST_LEVEL, len(shown)):.1%} (claims/rules.py: joint)",
                  label="full scale: 2 blocks' train gain and val loss, relative: mean and 90 % interval")
-    sides = [*bands, over]
-    if None in sides and False not in sides:  # a number wholly outside its band decides already
+    if holds is None:
         undecided(f"DEPTH-01 (full): over {len(depth_full.seeds)} seeds a 90 % interval crosses its band's edge or "
-                  f"the {MACHINE_MOVE:.0%} margin (claims/rules.py: within, beyond); more seeds in DEPTH_FULL would be a "
-                  "new rule, declared before they run")
-    assert all(sides), sides
+                  f"the {MACHINE_MOVE:.0%} margin, or lies outside but not at its Bonferroni level (claims/rules.py: "
+                  "within, beyond, joint); more seeds in DEPTH_FULL would be a new rule, declared before they run")
+    assert holds, shown
 
 
 from claims.diagnosis import diagnosis_test  # noqa: E402

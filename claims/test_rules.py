@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claims.rules import ALPHA, beyond, inside, mean_interval, most_starts, rate_text, within
+from claims.rules import (ALPHA, TOST_LEVEL, beyond, inside, joint, mean_interval, most_starts, rate_text,
+                          wide_level, within)
 
 
 @pytest.mark.fast
@@ -93,3 +94,47 @@ def test_most_starts_counts_starts_with_the_property_and_reports_the_one_sided_p
     assert r["p"] < ALPHA
     assert most_starts([2, 0, 3.5])["K"] == 2  # a start has the property or not: truth values
     assert rate_text(r) == "15 of 20 seeds (binomial p = 0.021)"
+
+
+@pytest.mark.fast
+def test_a_joint_claim_holds_when_every_part_passes_at_the_claims_level():
+    band = (9.0, 11.0)
+    near = [9.9, 10.0, 10.1, 10.0, 9.95]
+    shown, verdict = joint([(near, lambda lo, hi: within(lo, hi, band))] * 3)
+    assert verdict is True and shown[0] == mean_interval(near)
+    shown, verdict = joint([(near, lambda lo, hi: within(lo, hi, band)),
+                            ([12.0, 12.1, 11.9], lambda lo, hi: beyond(lo, hi, 11.5))])
+    assert verdict is True
+
+
+@pytest.mark.fast
+def test_a_joint_claim_diverges_only_on_a_part_wholly_outside_at_the_bonferroni_level():
+    band = (9.0, 11.0)
+    check = lambda lo, hi: within(lo, hi, band)  # noqa: E731
+    ok = [10.0, 10.1, 9.9]
+    # a part outside at 90 % but not at 1 - 0.1 / 4 = 97.5 %: four parts give noise four chances
+    x = np.array([11.4, 11.8, 12.2])
+    _, lo90, _ = mean_interval(x, TOST_LEVEL)
+    _, lo_wide, _ = mean_interval(x, wide_level(TOST_LEVEL, 4))
+    assert lo90 > band[1] >= lo_wide
+    assert joint([(x, check)] + [(ok, check)] * 3)[1] is None
+    assert joint([(x, check)])[1] is False  # alone, its 90 % interval decides
+    far = [20.0, 20.1, 19.9]
+    assert joint([(far, check)] + [(ok, check)] * 3)[1] is False
+
+
+@pytest.mark.fast
+def test_a_joint_claims_false_divergence_stays_at_one_parts_rate():
+    """Four true parts, each at its band's upper edge: the chance that any shows wholly outside
+    is at most one part's 5 %, where joining four 90 % intervals would give about 19 %."""
+    rng = np.random.default_rng(0)
+    band = (-10.0, 0.0)
+    check = lambda lo, hi: within(lo, hi, band)  # noqa: E731
+    n, false = 4000, 0
+    naive = 0
+    for _ in range(n):
+        parts = [(rng.normal(0.0, 1.0, 3), check) for _ in range(4)]
+        false += joint(parts)[1] is False
+        naive += any(within(*mean_interval(x)[1:], band) is False for x, _ in parts)
+    assert false / n <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / n)
+    assert naive / n > 0.15
