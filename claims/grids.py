@@ -40,7 +40,8 @@ _NORM_AXES = (
 _MORE = seeds(*range(10))
 _NORM_MORE = MoreSeeds(_MORE, ("pre", "post", "post+warmup"),
                        f"seeds {_MORE[0]}-{_MORE[2]} left the best checkpoint undecided; seeds {_MORE[0]}-{_MORE[-1]}, "
-                       "judged at a 97.5 % interval since this is a second look (claims.diagnosis.MoreSeeds)")
+                       f"judged at a {MoreSeeds.level * 100:g} % interval since this is a second look "
+                       "(claims.diagnosis.MoreSeeds)")
 NORM_GRIDS = {cid: Grid(cid, NORM_FULL, _NORM_AXES, base=_NORM_CURVE,
                         more_seeds=_NORM_MORE if cid in ("NORM-05", "NORM-06") else None)
               for cid in ("NORM-04", "NORM-05", "NORM-06", "NORM-07")}
