@@ -93,11 +93,11 @@ def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
     for (label, g), doc, mi in zip(gains.items(), ((18.77 - 14.49) / 18.77, (40.57 - 38.07) / 38.07), shown):
         claim_record("DEPTH-01", [round(x, 4) for x in mi], expected=round(doc, 4),
                      tolerance=f"90 % interval above {MACHINE_MOVE}; at or below it only at "
-                               f"{wide_level(TOST_LEVEL, 2):.1%}",
+                               f"{wide_level(TOST_LEVEL, 2) * 100:.3g} %",
                      label=f"CI scale (10 % slice, {len(g)} seeds): 2 blocks' {label}, relative: mean and 90 % interval")
     if holds is None:
         undecided(f"DEPTH-01 (CI): a gap's 90 % interval straddles the {MACHINE_MOVE:.0%} margin, or lies below it "
-                  f"but not at {wide_level(TOST_LEVEL, 2):.1%}, over {len(depth_ci.seeds)} seeds (claims/rules.py: "
+                  f"but not at {wide_level(TOST_LEVEL, 2) * 100:.3g} %, over {len(depth_ci.seeds)} seeds (claims/rules.py: "
                   "beyond, joint); a larger DEPTH_CI is a new rule, declared before it runs")
     assert holds, shown
 
@@ -137,7 +137,7 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
                  expected={"train gain": round((18.77 - 14.49) / 18.77, 4),
                            "val loss": round((40.57 - 38.07) / 38.07, 4)},
                  tolerance=f"90 % intervals inside ±10 % of the four numbers; each gap's above {MACHINE_MOVE}; "
-                           f"a part outside only at {wide_level(TOST_LEVEL, len(shown)):.1%} (claims/rules.py: joint)",
+                           f"a part outside only at {wide_level(TOST_LEVEL, len(shown)) * 100:.3g} % (claims/rules.py: joint)",
                  label="full scale: 2 blocks' train gain and val loss, relative: mean and 90 % interval")
     if holds is None:
         undecided(f"DEPTH-01 (full): over {len(depth_full.seeds)} seeds a 90 % interval crosses its band's edge or "

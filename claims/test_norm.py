@@ -165,11 +165,11 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
     for norm, doc in (("pre", 1.32), ("post", 1.65)):
         claim_record("NORM-03", value[norm], expected=doc,
                      tolerance=f"90 % interval inside {list(RATIO_BANDS[norm])}; outside only at "
-                               f"{wide_level(TOST_LEVEL, 2):.1%} (claims/rules.py: joint)",
+                               f"{wide_level(TOST_LEVEL, 2) * 100:.3g} % (claims/rules.py: joint)",
                      label=f"{norm}-norm last/first: mean and 90 % interval")
     if holds is None:
         undecided(f"over {len(SEEDS)} seeds a ratio's 90 % interval crosses an edge of its band, or lies outside "
-                  f"it but not at {wide_level(TOST_LEVEL, 2):.1%} (pre {value['pre']}, post {value['post']}; "
+                  f"it but not at {wide_level(TOST_LEVEL, 2) * 100:.3g} % (pre {value['pre']}, post {value['post']}; "
                   "claims/rules.py: joint)")
     assert holds, value
 
@@ -408,7 +408,7 @@ def test_the_norm_table_at_full_scale(norm_full, claim_record, claim_figure):
     value, side = norm04_rule(norm_full)
     claim_record("NORM-04", value, expected=DOC_NORM,
                  tolerance=f"90 % intervals of the seed means: healthy arms inside 37.8 ± 8 %; post above 100; "
-                           f"an arm outside only at {wide_level(TOST_LEVEL, 4):.1%} (claims/rules.py: joint)",
+                           f"an arm outside only at {wide_level(TOST_LEVEL, 4) * 100:.3g} % (claims/rules.py: joint)",
                  label="the four arms (full): mean and 90 % interval over the seeds")
     _judge("NORM-04", norm_full, side, value)
 
@@ -429,7 +429,7 @@ def test_post_norm_without_warmup_is_eight_times_worse_at_full_scale(norm_full, 
     value, side = norm05_rule(norm_full)
     claim_record("NORM-05", value, expected={"post / pre": 8.15, "post": DOC_NORM["post"]},
                  tolerance=f"90 % intervals: the mean paired ratio inside [7.5, 8.5), post inside 308.05 ± 15 %; "
-                           f"either outside only at {wide_level(TOST_LEVEL, 2):.1%} (claims/rules.py: joint)",
+                           f"either outside only at {wide_level(TOST_LEVEL, 2) * 100:.3g} % (claims/rules.py: joint)",
                  label="post / pre and post (full): mean and 90 % interval")
     _judge("NORM-05", norm_full, side, value)
 
