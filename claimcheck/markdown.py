@@ -86,7 +86,8 @@ def markdown(doc: dict) -> str:
     open_ = [c for c in claims if c["status"] == "undecided"]
     if open_:
         out += ["", "### Undecided", "",
-                "Measured, but the claim's rule cannot decide: an interval straddles its band. Neither "
+                "Measured, but the claim's rule cannot decide: an interval straddles its band (or lies "
+                "outside it only short of its Bonferroni level). Neither "
                 "a pass nor an erratum; a larger sample, declared before it runs, decides.", "",
                 "| ID | verdict | the document says | document's value | ours | why |", "|---|---|---|---|---|---|"]
         for c in open_:

@@ -194,7 +194,9 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
                          seeds=list(runs.seeds), evidence=sorted(runs.evidence))
             if holds is None:
                 entry.update(state="undecided",
-                             missing="an interval crosses the rule's band or margin at the declared seeds")
+                             missing="an interval crosses the rule's band or margin at the declared seeds, or, "
+                                     "for a claim of several parts, lies outside it only short of its "
+                                     "Bonferroni level (claims/rules.py: joint)")
             if not whole:
                 entry.pop("state", None)
                 entry["missing"] = (f"{len(runs.seeds)} of its {len(p.scale.seeds)} seeds recorded: "

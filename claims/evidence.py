@@ -382,13 +382,15 @@ def records(explore: bool = False) -> list[dict]:
 def replay_groups(paths: list[Path] | None = None) -> list[list[Path]]:
     """The records that differ only in their seed: the same family, point and arm (so the same
     configuration, which the fast tier checks record by record) made by the same code
-    (``provenance.code``). Each group's highest seed comes first: the slow tier replays it for
-    the group, so its cost grows with configurations and code versions, not with seeds. The
+    (``provenance.code``) on the same kind of device and torch (a GPU's record replays on the CPU
+    for itself). Each group's highest seed comes first: the slow tier replays it for the group,
+    so its cost grows with configurations, code versions and devices, not with seeds. The
     highest, because seed 0 is the one a seed-dependent change is likeliest to spare."""
     groups: dict[tuple, list[tuple[int, Path]]] = {}
     for p in record_paths() if paths is None else paths:
         rec = json.loads(p.read_text())
-        key = (rec["family"], rec.get("point", ""), rec["arm"], rec["provenance"]["code"])
+        pv = rec["provenance"]
+        key = (rec["family"], rec.get("point", ""), rec["arm"], pv["code"], pv["device"].split(":")[0], pv["torch"])
         groups.setdefault(key, []).append((rec["seed"], p))
     return [[p for _, p in sorted(g, key=lambda sp: -sp[0])] for g in groups.values()]
 

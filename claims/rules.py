@@ -79,14 +79,20 @@ def joint(parts, level: float = TOST_LEVEL) -> tuple[list[tuple[float, float, fl
     and the claim's verdict: True when every part passes at ``level``; False when some part's
     interval at ``wide_level(level, k)`` fails its check (Bonferroni over the k parts); else None."""
     parts = list(parts)
+    if not parts:
+        raise ValueError("joint() needs at least one part")
     wide = wide_level(level, len(parts))
     shown, passes, fails = [], [], []
     for x, check in parts:
         m, lo, hi = mean_interval(x, level)
         shown.append((m, lo, hi))
-        passes.append(check(lo, hi) is True)
-        fails.append(check(*mean_interval(x, wide)[1:]) is False)
+        passes.append(_side(check(lo, hi)) is True)
+        fails.append(_side(check(*mean_interval(x, wide)[1:])) is False)
     return shown, (True if all(passes) else False if any(fails) else None)
+
+
+def _side(v) -> bool | None:
+    return None if v is None else bool(v)  # a numpy bool counts as the bool it is
 
 
 def wide_level(level: float, k: int) -> float:

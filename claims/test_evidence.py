@@ -151,15 +151,17 @@ def test_replay_groups_hold_every_record_once_each_group_one_configuration_and_c
     for g in groups:
         recs = [json.loads(p.read_text()) for p in g]
         assert len({json.dumps(r["config"], sort_keys=True) for r in recs}) == 1
-        assert len({r["provenance"]["code"] for r in recs}) == 1
+        assert len({(r["provenance"]["code"], r["provenance"]["device"].split(":")[0], r["provenance"]["torch"])
+                    for r in recs}) == 1
         assert [r["seed"] for r in recs] == sorted((r["seed"] for r in recs), reverse=True)  # highest first
-    # a seed made by other code is a group of its own
+    # a seed made by other code, on another device or torch is a group of its own
     rec = json.loads(RECORDS[0].read_text()) if RECORDS else pytest.skip("no evidence committed")
-    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a = tmp_path / "a.json"
     a.write_text(json.dumps(rec))
-    rec = {**rec, "seed": rec["seed"] + 1, "provenance": {**rec["provenance"], "code": "0" * 12}}
-    b.write_text(json.dumps(rec))
-    assert sorted(map(len, evidence.replay_groups([a, b]))) == [1, 1]
+    for i, change in enumerate(({"code": "0" * 12}, {"device": "cuda:0"}, {"torch": "0.0"}, {})):
+        b = tmp_path / f"b{i}.json"
+        b.write_text(json.dumps({**rec, "seed": rec["seed"] + 1, "provenance": {**rec["provenance"], **change}}))
+        assert sorted(map(len, evidence.replay_groups([a, b]))) == ([1, 1] if change else [2])
 
 
 # ---- the path from config to record to judge, at a smoke scale -------------------------------

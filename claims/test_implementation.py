@@ -99,28 +99,32 @@ def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
         undecided(f"DEPTH-01 (CI): a gap's 90 % interval straddles the {MACHINE_MOVE:.0%} margin, or lies below it "
                   f"but not at {wide_level(TOST_LEVEL, 2) * 100:.3g} %, over {len(depth_ci.seeds)} seeds (claims/rules.py: "
                   "beyond, joint); a larger DEPTH_CI is a new rule, declared before it runs")
-    assert holds, shown
+    assert holds, {label: [round(x, 4) for x in mi] for label, mi in zip(gains, shown)}
 
 
 DOC_DEPTH = {"+layernorm": (18.77, 38.07), "2-blocks": (14.49, 40.57)}  # (train, val), IT L252
 
 
 def depth01_rule(runs, checkpoint="final"):
-    """Overfitting, as at CI scale: two blocks better on train and worse on validation, each by
-    more than a machine moves a run (2 %), on the 90 % interval of the mean paired relative gap
-    over the seeds, the two joined by claims/rules.py's ``joint``: (means, True / False / None)."""
-    gains = _gaps(runs, checkpoint)
-    shown, holds = joint([(g, _above_machine) for g in gains.values()])
-    return {label: [round(x, 4) for x in mi] for label, mi in zip(gains, shown)}, holds
+    """The four numbers within ±10 % (the catalogue's band; their 90 % intervals inside it), and
+    overfitting as at CI scale: two blocks better on train and worse on validation, each by more
+    than a machine moves a run (2 %), on the 90 % interval of the mean paired relative gap over
+    the seeds. The six parts joined by claims/rules.py's ``joint``: ({part: [mean, lo, hi]},
+    True / False / None). The verdict and every point of its grid are judged by it."""
+    bands = {f"{arm} {what}": (getattr(runs, what)(arm, checkpoint),
+                               lambda lo, hi, doc=doc: within(lo, hi, (0.9 * doc, 1.1 * doc)))
+             for arm, docs in DOC_DEPTH.items() for what, doc in zip(("train", "val"), docs)}
+    gaps = {label: (g, _above_machine) for label, g in _gaps(runs, checkpoint).items()}
+    parts = {**gaps, **bands}
+    shown, holds = joint(parts.values())
+    return {label: [round(x, 4 if label in gaps else 2) for x in mi] for label, mi in zip(parts, shown)}, holds
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("DEPTH-01")
 def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
-    """The four numbers within ±10 % (the catalogue's band; their 90 % intervals inside it), and
-    overfitting beyond what a machine moves a run, judged over three paired seeds, the six parts
-    joined by claims/rules.py's ``joint``: the full-scale gap on seed 0 (0.7 % on validation) is
-    inside what seeds move a rung, so one seed decides nothing."""
+    """Judged by ``depth01_rule`` over three paired seeds: the full-scale gap on seed 0 (0.7 % on
+    validation) is inside what seeds move a rung, so one seed decides nothing."""
     for arm, (doc_t, doc_v) in DOC_DEPTH.items():
         claim_record("DEPTH-01", [depth_full.train(arm).round(2).tolist(), depth_full.val(arm).round(2).tolist()],
                      expected=[doc_t, doc_v], tolerance="reported",
@@ -129,21 +133,21 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
         pytest.skip(f"DEPTH-01 is judged on {len(depth_full.scale.seeds)} paired seeds and {len(depth_full.seeds)} "
                     "are recorded: run `python -m claims.evidence run --family ladder --arms +layernorm,2-blocks "
                     "--seeds 0,1,2`")
-    bands = [(getattr(depth_full, what)(arm), lambda lo, hi, doc=doc: within(lo, hi, (0.9 * doc, 1.1 * doc)))
-             for arm, docs in DOC_DEPTH.items() for what, doc in zip(("train", "val"), docs)]
-    gains = _gaps(depth_full)
-    shown, holds = joint([*bands, *((g, _above_machine) for g in gains.values())])
-    claim_record("DEPTH-01", {label: [round(x, 4) for x in mi] for label, mi in zip(gains, shown[len(bands):])},
-                 expected={"train gain": round((18.77 - 14.49) / 18.77, 4),
-                           "val loss": round((40.57 - 38.07) / 38.07, 4)},
+    value, holds = depth01_rule(depth_full)
+    claim_record("DEPTH-01", value,
+                 expected={"train gain": round((18.77 - 14.49) / 18.77, 4), "val loss": round((40.57 - 38.07) / 38.07, 4),
+                           **{f"{arm} {what}": doc for arm, docs in DOC_DEPTH.items()
+                              for what, doc in zip(("train", "val"), docs)}},
                  tolerance=f"90 % intervals inside ±10 % of the four numbers; each gap's above {MACHINE_MOVE}; "
-                           f"a part outside only at {wide_level(TOST_LEVEL, len(shown)) * 100:.3g} % (claims/rules.py: joint)",
-                 label="full scale: 2 blocks' train gain and val loss, relative: mean and 90 % interval")
+                           f"a part outside only at {wide_level(TOST_LEVEL, len(value)) * 100:.3g} % "
+                           "(claims/rules.py: joint)",
+                 label="full scale: 2 blocks' train gain and val loss (relative), and the four perplexities: "
+                       "mean and 90 % interval")
     if holds is None:
         undecided(f"DEPTH-01 (full): over {len(depth_full.seeds)} seeds a 90 % interval crosses its band's edge or "
                   f"the {MACHINE_MOVE:.0%} margin, or lies outside but not at its Bonferroni level (claims/rules.py: "
                   "within, beyond, joint); more seeds in DEPTH_FULL would be a new rule, declared before they run")
-    assert holds, shown
+    assert holds, value
 
 
 from claims.diagnosis import diagnosis_test  # noqa: E402
