@@ -6,7 +6,7 @@ import json
 import platform
 from datetime import datetime, timezone
 
-from claims.evidence import REPLAY_RTOL, REPLAY_STEPS, InvalidRecord, _commit, _shown
+from claims.evidence import InvalidRecord, _commit, _shown, replay_problem
 
 PROVENANCE = ("device", "device_name", "machine", "torch", "commit", "code", "date", "wall_s")
 
@@ -69,10 +69,10 @@ def evidence_of(rec: dict) -> str:
     return f"{prov['device_name']}, {prov['date'][:10]}"
 
 
-def check_replay(rec: dict, moved: float, command: str) -> float:
+def check_replay(rec: dict, moved: tuple[float, float], command: str) -> tuple[float, float]:
     """The slow tier's replay check: ``moved``, how far the record's first REPLAY_STEPS losses
-    moved when retrained with the current code, within REPLAY_RTOL (claims/evidence.py)."""
-    assert moved <= REPLAY_RTOL, (f"{rec['point']} {rec['arm']}: the first {REPLAY_STEPS} losses moved by "
-                                  f"{moved:.2e} (> {REPLAY_RTOL:g}): the code no longer makes this record; "
-                                  f"delete it and rerun `{command}`")
+    moved when retrained with the current code (claims/evidence.py: movement), within its tolerances."""
+    problem = replay_problem(moved)
+    assert not problem, (f"{rec['point']} {rec['arm']}: {problem}: the code no longer makes this record; "
+                         f"delete it and rerun `{command}`")
     return moved

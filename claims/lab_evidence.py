@@ -17,7 +17,7 @@ from dataclasses import asdict, replace
 import pytest
 
 from claims import grid_records
-from claims.evidence import EVIDENCE, REPLAY_STEPS, InvalidRecord
+from claims.evidence import EVIDENCE, REPLAY_STEPS, InvalidRecord, movement
 from claims.scales import LabRuns
 
 FAMILY = "lab"
@@ -151,9 +151,9 @@ def point_runs(scale, stated: LabRuns) -> LabRuns:
     return runs
 
 
-def replay_movement(rec: dict) -> float:
-    """The largest relative difference between every run's first REPLAY_STEPS training losses
-    and the same steps retrained now, with the current code."""
+def replay_movement(rec: dict) -> tuple[float, float]:
+    """``evidence.movement`` of every run's first REPLAY_STEPS training losses, retrained now
+    with the current code."""
     import numpy as np
     from experiments.polish_lab import LabConfig, train_runs
     scale = {s.name: s for s in points()}[rec["point"]]
@@ -162,8 +162,7 @@ def replay_movement(rec: dict) -> float:
     cfg = replace(LabConfig(**{**lab, "checkpoints": tuple(lab["checkpoints"])}), steps=REPLAY_STEPS, checkpoints=())
     pairs = [(exs[e], s) for e, s in rec["result"]["runs"]]
     ours = np.array(train_runs(cfg, pairs, keep_loss=True)["loss"])  # (runs, REPLAY_STEPS)
-    recorded = np.array(rec["result"]["first_losses"])[:, :REPLAY_STEPS]
-    return float(np.max(np.abs(ours - recorded) / np.abs(recorded)))
+    return movement(ours, np.array(rec["result"]["first_losses"])[:, :REPLAY_STEPS])
 
 
 if __name__ == "__main__":

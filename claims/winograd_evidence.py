@@ -16,7 +16,7 @@ import time
 import pytest
 
 from claims import grid_records
-from claims.evidence import EVIDENCE, REPLAY_STEPS, InvalidRecord, _shown
+from claims.evidence import EVIDENCE, REPLAY_STEPS, InvalidRecord, _shown, movement
 from claims.scales import WINOGRAD, WinogradRuns, train_winograd
 
 FAMILY = "winograd"
@@ -196,17 +196,17 @@ def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
     return WinogradRuns(scale, records, evidence)
 
 
-def replay_movement(rec: dict) -> float:
-    """The largest relative difference between the record's first REPLAY_STEPS training losses
-    (every seed) and the same steps retrained now, with the current code."""
+def replay_movement(rec: dict) -> tuple[float, float]:
+    """``evidence.movement`` of the record's first REPLAY_STEPS training losses (every seed),
+    retrained now with the current code."""
     from experiments.winograd import fixed_task, leaky_task, train_task
     cfg = rec["config"]
     task = {"leaky": leaky_task, "fixed": fixed_task}[cfg["task"]](held_pairs=cfg["held_pairs"])
-    first = []
+    first = []  # (REPLAY_STEPS, seeds)
     train_task(task, cfg["kind"], steps=REPLAY_STEPS, seeds=cfg["seeds"], lr=cfg["lr"], d_model=cfg["d_model"],
                first_losses=first)
-    return max(abs(first[step][m] - r["first_losses"][step]) / abs(r["first_losses"][step])
-               for m, r in enumerate(rec["result"]["runs"]) for step in range(REPLAY_STEPS))
+    recorded = [r["first_losses"][:REPLAY_STEPS] for r in rec["result"]["runs"]]  # (seeds, REPLAY_STEPS)
+    return movement([list(seed) for seed in zip(*first[:REPLAY_STEPS])], recorded)
 
 
 if __name__ == "__main__":
