@@ -539,16 +539,22 @@ def main(argv=None):
     if a.cmd == "replay":
         from experiments.data import bpe_tokens
         tokens = bpe_tokens("tinyshakespeare", 1024)[0]
+        stale = 0
         for rec in records(explore=True):
             where = f"{rec['family']}/" + (f"explore/{rec['point']}/" if rec.get("point") else "")
-            init, trained = replay_movement(rec, tokens)
-            print(f"{where}{rec['arm']}/seed{rec['seed']}: at initialisation {init:.2e}, trained {trained:.2e} "
-                  f"({rec['provenance']['device_name']})", flush=True)
-        return
+            moved = replay_movement(rec, tokens)
+            problem = replay_problem(moved)
+            stale += bool(problem)
+            print(f"{where}{rec['arm']}/seed{rec['seed']}: at initialisation {moved[0]:.2e}, trained {moved[1]:.2e} "
+                  f"({rec['provenance']['device_name']})" + (f": STALE, {problem}" if problem else ""), flush=True)
+        print(f"{stale} stale record(s): delete each and rerun its `python -m claims.evidence run`" if stale
+              else "every record replays within its tolerances (docs/replay.md)")
+        return 1 if stale else 0
     if not os.environ.get("CLAIMS_DATA_DIR") and (ROOT.parent / "shared" / "data").is_dir():
         os.environ["CLAIMS_DATA_DIR"] = str(ROOT.parent / "shared" / "data")  # as .ci/run finds it
     if a.cmd == "grid":
-        return record_grid(a.claim, a.device, a.stack)
+        record_grid(a.claim, a.device, a.stack)
+        return 0
     if a.cmd == "pending":
         if not a.record:
             for fam, point, arm, seeds in pending():
@@ -556,7 +562,8 @@ def main(argv=None):
             print("# the Winograd and lab grid points (CPU, their own records): "
                   "python -m claims.winograd_evidence --pending; python -m claims.lab_evidence --pending")
             return
-        return record_pending(a.device, a.budget_s, not a.no_stack)
+        record_pending(a.device, a.budget_s, not a.no_stack)
+        return 0
     run(a.family, [int(s) for s in a.seeds.split(",")], [x for x in a.arms.split(",") if x], a.device,
         point=a.point, stack=a.stack)
 
@@ -629,4 +636,4 @@ def _cuda() -> bool:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

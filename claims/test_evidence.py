@@ -161,6 +161,25 @@ def test_a_replay_is_stale_past_either_tolerance_and_says_which():
 
 
 @pytest.mark.fast
+def test_the_replay_command_names_a_stale_record_and_exits_nonzero(monkeypatch, capsys):
+    import experiments.data
+    recs = [{"family": "norm", "arm": "pre", "seed": 0, "provenance": {"device_name": "cpu A"}},
+            {"family": "norm", "point": "p", "arm": "post", "seed": 1, "provenance": {"device_name": "cpu B"}}]
+    monkeypatch.setattr(experiments.data, "bpe_tokens", lambda name, vocab: (None, None))
+    monkeypatch.setattr(evidence, "records", lambda explore=False: recs)
+    moves = {"pre": (0.0, 1e-7), "post": (0.0, 2 * evidence.REPLAY_RTOL)}
+    monkeypatch.setattr(evidence, "replay_movement", lambda rec, tokens: moves[rec["arm"]])
+    assert evidence.main(["replay"]) == 1
+    out = capsys.readouterr().out
+    assert "norm/pre/seed0: at initialisation 0.00e+00, trained 1.00e-07 (cpu A)\n" in out
+    assert "norm/explore/p/post/seed1" in out and ": STALE, its first 4 training losses moved by" in out
+    assert "1 stale record(s)" in out
+    moves["post"] = (0.0, 0.0)
+    assert evidence.main(["replay"]) == 0
+    assert "every record replays within its tolerances" in capsys.readouterr().out
+
+
+@pytest.mark.fast
 def test_replay_groups_hold_every_record_once_each_group_one_configuration_and_code(tmp_path):
     groups = evidence.replay_groups(RECORDS)
     assert sorted(p for g in groups for p in g) == sorted(RECORDS)
