@@ -15,11 +15,21 @@ easier: an interval passes only when it lies *inside* its band.
   the false pass at one part's), and diverges only when one part's wider interval, at
   1 - (1 - level) / k for k parts, lies wholly outside (Bonferroni: k parts do not give noise k
   chances to accuse the text). Between the two it is undecided.
-- ``most_starts``: a claim about what training produces ("two blocks reach 100 %") is a
-  statement about the population of random starts, not about every one of a few seeds: it
-  holds when an exact one-sided binomial test shows that more than half of the starts have
-  the property (H0: p <= 1/2, alpha = 0.05; 10 seeds need 9, 20 need 15). One run stuck on a plateau
-  cannot turn it.
+- ``starts``: the one rule for every sentence that counts starts ("4 of 5", "on every start",
+  "at least one start") or says what training produces (one trained model's result, read as the
+  typical start). Such a sentence names a population rate, a *line* the rate is above:
+  ``EXISTS`` (> 0: "a start", "sometimes"), ``MAJORITY`` (> 1/2: "4 of 5", "3 of 5", what one
+  trained model shows) or ``NEARLY_ALL`` (> 4/5: "5 of 5", "every start"; above the rate a
+  "4 of 5" names, so "every start" says more than "4 of 5"). Three outcomes, from two one-sided
+  exact binomial tests at ALPHA: *holds* when the rate is shown above the line, *diverges* when
+  it is shown below it, else *undecided* (more starts decide). Equivalently, the exact
+  (Clopper-Pearson) interval at 1 - 2 ALPHA lies above the line, below it, or across it. A test
+  that fails to reject is never agreement: Fisher's test of the chapter's own k of 5 against
+  ours is reported beside the verdict, as how typical the chapter's starts were, and decides
+  nothing. ``starts_joint``: a claim of several counts, judged like ``joint`` (every part holds
+  at ALPHA; one part shown below its line at ALPHA / k diverges).
+
+docs/statistics.md maps each kind of sentence to one of these rules.
 """
 import numpy as np
 from scipy import stats
@@ -100,18 +110,85 @@ def wide_level(level: float, k: int) -> float:
     return 1 - (1 - level) / k
 
 
-def most_starts(ok) -> dict:
-    """K of N starts with the property, the one-sided binomial p of H0 p <= 1/2, and whether
-    the claim holds (p < ALPHA)."""
+# The population rate a start-count sentence names (docs/statistics.md, "start counts").
+EXISTS, MAJORITY, NEARLY_ALL = 0.0, 0.5, 0.8
+LINES = {EXISTS: "some start (rate > 0)", MAJORITY: "most starts (rate > 1/2)",
+         NEARLY_ALL: "nearly every start (rate > 4/5)"}
+
+
+def starts(ok, line: float, alpha: float = ALPHA) -> dict:
+    """K of N starts with the property, judged against the population ``line``: ``holds`` True
+    when an exact one-sided binomial test shows the rate above it, False when one shows it
+    below, None when neither does; ``p_above``/``p_below`` are the two tests' p, ``interval``
+    the exact interval at 1 - 2 alpha that says the same thing."""
+    if line not in LINES:
+        raise ValueError(f"line {line!r}: a start count names one of {', '.join(map(str, LINES))} (claims/rules.py)")
     ok = np.asarray(ok, bool).ravel()
     K, N = int(ok.sum()), ok.size
-    p = float(stats.binomtest(K, N, 0.5, alternative="greater").pvalue)
-    return {"K": K, "N": N, "p": p, "holds": p < ALPHA}
+    if N == 0:
+        raise ValueError("starts() needs at least one start")
+    if line == EXISTS:  # any start with the property shows the rate is above 0; none shows nothing
+        p_above, p_below = (0.0 if K else 1.0), 1.0
+    else:
+        p_above = float(stats.binomtest(K, N, line, alternative="greater").pvalue)
+        p_below = float(stats.binomtest(K, N, line, alternative="less").pvalue)
+    ci = stats.binomtest(K, N).proportion_ci(confidence_level=1 - 2 * alpha, method="exact")
+    holds = True if p_above < alpha else False if p_below < alpha else None
+    return {"K": K, "N": N, "line": line, "p_above": p_above, "p_below": p_below,
+            "interval": (float(ci.low), float(ci.high)), "holds": holds}
+
+
+def starts_joint(parts, alpha: float = ALPHA) -> tuple[list[dict], bool | None]:
+    """``parts``: ``(ok, line)`` pairs, the counts one sentence makes. Each part's ``starts`` at
+    ``alpha``; the claim holds when every part holds, diverges when some part is shown below its
+    line at alpha / k (Bonferroni over the k parts), else it is undecided."""
+    parts = list(parts)
+    if not parts:
+        raise ValueError("starts_joint() needs at least one part")
+    shown = [starts(ok, line, alpha) for ok, line in parts]
+    wide = [starts(ok, line, alpha / len(parts)) for ok, line in parts]
+    return shown, (True if all(r["holds"] is True for r in shown) else
+                   False if any(r["holds"] is False for r in wide) else None)
 
 
 def rate_text(r: dict) -> str:
-    return f"{r['K']} of {r['N']} seeds (binomial p = {r['p']:.2g})"
+    lo, hi = r["interval"]
+    return (f"{r['K']} of {r['N']} starts, rate {r['K'] / r['N']:.2f} [{lo:.2f}, {hi:.2f}] against "
+            f"{LINES[r['line']]}")
 
 
-MOST = (f"most starts: exact binomial test of H0 p <= 1/2, one-sided, alpha {ALPHA} "
-        "(claims/rules.py)")
+def start_rule(line: float) -> str:
+    """The tolerance a start-count record names."""
+    return (f"start count: {LINES[line]}, exact one-sided binomial tests at alpha {ALPHA} "
+            "(holds above, diverges below, else undecided; docs/statistics.md)")
+
+
+MOST = start_rule(MAJORITY)
+
+
+def decide(r: dict, what: str = "") -> None:
+    """Assert a start count's verdict in the calling test: undecided when neither one-sided test
+    rejects, else the assertion (a failing one is a divergence under ``diverges``)."""
+    from claimcheck import undecided
+    if r["holds"] is None:
+        undecided(f"{what + ': ' if what else ''}{rate_text(r)}: neither one-sided exact test rejects at "
+                  f"alpha {ALPHA}; more starts decide (claims/rules.py: starts)")
+    assert r["holds"], rate_text(r)
+
+
+def decide_parts(claim_id: str, *parts) -> None:
+    """Assert a claim of one or more start counts (``(ok, line)`` parts, ``starts_joint``) in the
+    calling test: undecided, or the assertion."""
+    from claimcheck import undecided
+    shown, holds = starts_joint(parts)
+    text = "; ".join(rate_text(r) for r in shown)
+    if holds is None:
+        undecided(f"{claim_id}: {text}: no part is shown below its line (at alpha / {len(parts)}) and not every "
+                  "part above it; more starts decide (claims/rules.py: starts_joint)")
+    assert holds, f"{claim_id}: {text}"
+
+
+def two_se(p: float, n: int) -> float:
+    """A share of ``n`` items near ``p``: the band the word table gives a percentage one model
+    scored on n held-out items, two binomial standard errors (docs/statistics.md)."""
+    return 2 * float(np.sqrt(p * (1 - p) / n))

@@ -1,12 +1,12 @@
-"""The Polish lab's verdict rule (claims/lab_report.py): a population rate judged against the
-chapter's five starts by Fisher's exact test; runs decided inside rounding are undecided."""
+"""The Polish lab's verdict rule (claims/lab_report.py): a population rate judged against the line
+the chapter's k of 5 names (claims/rules.py starts); runs decided inside rounding are undecided."""
 import numpy as np
 import pytest
 from scipy import stats
 
 from claims import lab_report
-from claims.lab_report import (ALPHA, HALF_WIDTH, ROUNDING, draw_lab, exists, fisher, k_of_5, per_run, rate,
-                               wilson)
+from claims.lab_report import (ROUNDING, draw_lab, exists, k_of_5, k_of_5_rule, line_of, per_run, rate)
+from claims.rules import EXISTS, MAJORITY, NEARLY_ALL, start_rule, starts
 
 
 def _record(claim_id, measured, **kw):
@@ -38,40 +38,44 @@ def test_runs_decided_inside_rounding_are_neither_passes_nor_failures():
 
 
 @pytest.mark.fast
-def test_the_wilson_interval_matches_its_closed_form_and_100_runs_are_enough():
-    lo, hi = wilson(50, 100)
-    z = stats.norm.ppf(0.975)
-    assert hi - lo == pytest.approx(2 * z * np.sqrt(0.25 / 100 + z * z / 40000) / (1 + z * z / 100))
-    assert max((lambda i: i[1] - i[0])(wilson(k, 100)) for k in range(101)) / 2 <= HALF_WIDTH
+@pytest.mark.parametrize("k, line", [(5, NEARLY_ALL), (4, MAJORITY), (3, MAJORITY), (2, EXISTS), (1, EXISTS)])
+def test_the_chapters_k_of_5_names_a_population_line(k, line):
+    assert line_of(k) == line
+    with pytest.raises(ValueError, match="k from 1 to 5"):
+        line_of(0)
 
 
 @pytest.mark.fast
 @pytest.mark.parametrize("k, K, N, verdict", [
-    (4, 80, 100, "holds"),   # the chapter's 4 of 5 is a typical draw at p = 0.8
-    (5, 100, 100, "holds"),
-    (5, 40, 100, "diverges"),  # 5 of 5 is unlikely at p = 0.4
-    (4, 5, 100, "diverges"),
-    (1, 20, 100, "holds"),
+    (4, 80, 100, True),      # most starts, shown
+    (4, 46, 95, None),       # TINY-12's count: Fisher could not reject, and nothing is shown
+    (4, 30, 100, False),     # fewer than half, shown
+    (5, 95, 100, True),      # nearly every start, shown
+    (5, 80, 100, None),
+    (5, 60, 100, False),
+    (1, 20, 100, True),      # some start
 ])
-def test_fisher_compares_the_chapters_five_with_our_hundred(k, K, N, verdict):
-    p = fisher(k, rate(*_runs(K, N)))
-    assert p == pytest.approx(stats.fisher_exact([[k, 5 - k], [K, N - K]])[1])
-    assert ("holds" if p >= ALPHA else "diverges") == verdict
+def test_a_k_of_5_holds_only_when_shown_and_fisher_has_no_say(k, K, N, verdict):
+    value, holds = k_of_5_rule(_runs(K, N), k)
+    assert holds is verdict
+    assert value["Fisher p (reported)"] == pytest.approx(stats.fisher_exact([[k, 5 - k], [K, N - K]])[1], abs=1e-4)
 
 
 @pytest.mark.fast
-def test_too_few_decided_runs_is_no_verdict():
-    holds, firm = _runs(25, 50)
-    with pytest.raises(pytest.fail.Exception, match="add seeds"):
-        k_of_5(_record, "X", (holds, firm), "p", k=4)
+def test_the_grids_bonferroni_level_makes_a_pass_harder():
+    # 62 of 100 is above 1/2 at alpha 0.05 (p 0.01) but not at 0.05 / 6
+    assert k_of_5_rule(_runs(62, 100), 4)[1] is True
+    assert k_of_5_rule(_runs(62, 100), 4, level=1 - 0.10 / 6)[1] is None
 
 
 @pytest.mark.fast
 def test_an_existence_claim_holds_on_one_decided_run_and_not_on_an_undecided_one():
     holds, firm = _runs(1, 100)
-    assert exists(_record, "X", (holds, firm), "p") == 1
+    ok, line = exists(_record, "X", (holds, firm), "p")
+    assert line == EXISTS and starts(ok, line)["holds"] is True
     firm[0, 0] = ROUNDING / 2
-    assert exists(_record, "X", (holds, firm), "p") == 0
+    ok, line = exists(_record, "X", (holds, firm), "p")
+    assert ok.sum() == 0 and starts(ok, line)["holds"] is None
 
 
 @pytest.mark.fast
@@ -93,17 +97,6 @@ def test_a_tie_is_no_pass_and_each_failing_run_is_as_firm_as_its_own_failing_com
 
 
 @pytest.mark.fast
-@pytest.mark.parametrize("k, n", [(0, 10), (3, 10), (79, 98), (100, 100)])
-def test_the_wilson_bounds_are_the_roots_of_the_score_equation(k, n):
-    """Wilson's interval: the p with (k/n - p)^2 = z^2 p (1 - p) / n, written out, not re-derived."""
-    lo, hi = wilson(k, n)
-    z = stats.norm.ppf(0.975)
-    for p in (lo, hi):
-        assert (k / n - p) ** 2 == pytest.approx(z * z * p * (1 - p) / n, abs=1e-12)
-    assert 0 <= lo <= k / n <= hi <= 1 and lo < hi
-
-
-@pytest.mark.fast
 def test_a_run_decided_exactly_at_the_rounding_margin_is_undecided():
     holds, firm = _runs(60, 100)
     firm[0, 0] = ROUNDING
@@ -116,7 +109,7 @@ def test_a_run_decided_exactly_at_the_rounding_margin_is_undecided():
 def test_no_decided_run_gives_no_rate_and_the_whole_interval():
     holds, firm = _runs(60, 100)
     r = rate(holds, np.zeros_like(firm))
-    assert (r["K"], r["N"], r["undecided"], r["interval"], r["heterogeneity_p"]) == (0, 0, 100, (0.0, 1.0), 1.0)
+    assert (r["K"], r["N"], r["undecided"], r["heterogeneity_p"]) == (0, 0, 100, 1.0)
     assert np.isnan(r["p"])
 
 
@@ -170,55 +163,43 @@ def _lab_runs():
     return holds, firm
 
 
-RATE_RECORDS = [
-    ("X-01", [0.806, 0.717, 0.872], None, "reported; the verdict needs a half-width <= 0.1",
-     "p-hat and its 95 % Wilson interval: {}"),
-    ("X-01", {"per excerpt (K, N)": [(17, 18), (16, 20), (16, 20), (15, 20), (15, 20)], "chi-square p": 0.555,
-              "undecided": 2}, None, f"reported: runs decided inside rounding ({ROUNDING}) are undecided",
-     "how the excerpts differ: {}"),
-    ("X-01", "4 of 5 (1 undecided)", None, "reported: the chapter's own kind of observation, not the verdict",
-     "main excerpt, seeds 1-5: {}"),
-]
+SPREAD = ("X-01", {"per excerpt (K, N)": [(17, 18), (16, 20), (16, 20), (15, 20), (15, 20)], "chi-square p": 0.555,
+                   "undecided": 2}, None, f"reported: runs decided inside rounding ({ROUNDING}) are undecided",
+          "how the excerpts differ: {}")
+MAIN_COUNT = ("X-01", "4 of 5 (1 undecided)", None, "reported: the chapter's own kind of observation, not the verdict",
+              "main excerpt, seeds 1-5: {}")
 
 
 @pytest.mark.fast
-def test_k_of_5_records_the_count_the_interval_the_spread_and_fishers_p():
+def test_k_of_5_records_the_count_against_its_line_the_spread_and_fishers_p_beside_it():
     record, calls = _recorder()
-    p = k_of_5(record, "X-01", _lab_runs(), "val lowest", k=3)
-    assert p == pytest.approx(stats.fisher_exact([[3, 2], [79, 19]])[1])
+    ok, line = k_of_5(record, "X-01", _lab_runs(), "val lowest", k=3)
+    assert (ok.sum(), ok.size, line) == (79, 98, MAJORITY)
+    lo, hi = starts(ok, MAJORITY)["interval"]
     assert calls == [
-        ("X-01", "79 of 98", "3 of 5 (the chapter)", "Fisher's exact test, chapter 3/5 vs ours: p >= 0.05 (two-sided)",
+        ("X-01", f"79 of 98, rate 0.81 [{lo:.2f}, {hi:.2f}]", "3 of 5 (the chapter)", start_rule(MAJORITY),
          "runs over 5 excerpts x seeds (Pan Tadeusz, not the lab's own text): val lowest"),
-        *[(*r[:4], r[4].format("val lowest")) for r in RATE_RECORDS],
-        ("X-01", [0.2687, 0.197], None, "holds when p >= 0.05",
-         "Fisher p; and how likely the chapter's 3 of 5 is at p-hat: val lowest"),
+        (*SPREAD[:4], SPREAD[4].format("val lowest")), (*MAIN_COUNT[:4], MAIN_COUNT[4].format("val lowest")),
+        ("X-01", [round(stats.fisher_exact([[3, 2], [79, 19]])[1], 4), round(stats.binom.pmf(3, 5, 79 / 98), 3)],
+         None, "reported: how typical the chapter's starts were; no say in the verdict",
+         "Fisher p of the chapter's 3 of 5 against ours; its chance at p-hat: val lowest"),
     ]
-    assert calls[-1][1][1] == round(stats.binom.pmf(3, 5, 79 / 98), 3)
 
 
 @pytest.mark.fast
-def test_exists_records_the_count_the_interval_and_the_spread():
+def test_exists_records_the_count_and_the_spread():
     record, calls = _recorder()
-    assert exists(record, "X-01", _lab_runs(), "shows it") == 79
-    assert calls == [
-        ("X-01", "79 of 98", ">= 1 start (an existence claim)", "some decided run shows it",
-         "runs over 5 excerpts x seeds (Pan Tadeusz, not the lab's own text): shows it"),
-        *[(*r[:4], r[4].format("shows it")) for r in RATE_RECORDS],
-    ]
+    ok, line = exists(record, "X-01", _lab_runs(), "shows it")
+    assert (ok.sum(), line) == (79, EXISTS)
+    assert calls[0][2:4] == (">= 1 start (an existence claim)", start_rule(EXISTS))
+    assert calls[1:] == [(*SPREAD[:4], SPREAD[4].format("shows it")), (*MAIN_COUNT[:4], MAIN_COUNT[4].format("shows it"))]
 
 
 @pytest.mark.fast
-def test_too_few_runs_fails_in_one_line_and_an_interval_at_the_limit_is_enough(monkeypatch):
+def test_no_decided_run_is_an_error_never_a_verdict():
     holds, firm = _runs(25, 50)
-    lo, hi = wilson(25, 50)
-    with pytest.raises(pytest.fail.Exception) as e:
-        exists(_record, "X-07", (holds, firm), "p")
-    assert e.value.pytrace is False
-    assert str(e.value) == (f"X-07: only 50 decided runs (0 undecided): the interval on p is +-{(hi - lo) / 2:.3f}, "
-                            f"wider than {HALF_WIDTH}; add seeds to TINY_LAB, no verdict")
-    assert f"+-{(hi - lo) / 2:.3f}" == "+-0.134"
-    monkeypatch.setattr(lab_report, "HALF_WIDTH", (hi - lo) / 2)
-    assert exists(_record, "X-07", (holds, firm), "p") == 25
+    with pytest.raises(ValueError, match="X-07: no decided run"):
+        exists(_record, "X-07", (holds, np.zeros_like(firm)), "p")
 
 
 class _Lab:

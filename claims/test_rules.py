@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claims.rules import (ALPHA, TOST_LEVEL, beyond, inside, joint, mean_interval, most_starts, rate_text,
-                          wide_level, within)
+from claims.rules import (ALPHA, TOST_LEVEL, beyond, inside, joint, mean_interval, rate_text, starts,
+                          starts_joint, wide_level, within, EXISTS, MAJORITY, NEARLY_ALL)
 
 
 @pytest.mark.fast
@@ -72,10 +72,43 @@ def test_noise_makes_a_pass_harder():
 
 @pytest.mark.fast
 def test_most_starts_needs_15_of_20_and_one_stuck_run_turns_nothing():
-    assert [most_starts([True] * k + [False] * (20 - k))["holds"] for k in (14, 15)] == [False, True]
+    assert [starts([True] * k + [False] * (20 - k), MAJORITY)["holds"] for k in (14, 15)] == [None, True]
     ok = np.ones(20, bool)
     ok[0] = False  # one start stuck on a plateau
-    assert most_starts(ok)["holds"] and most_starts(ok)["K"] == 19
+    assert starts(ok, MAJORITY)["holds"] and starts(ok, MAJORITY)["K"] == 19
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("K, N, line, verdict", [
+    (1, 100, EXISTS, True), (0, 100, EXISTS, None),          # existence is shown by one start, never refuted
+    (60, 100, MAJORITY, True), (55, 100, MAJORITY, None), (40, 100, MAJORITY, False),
+    (46, 95, MAJORITY, None),                                # TINY-12's count under Fisher read "holds"
+    (9, 10, MAJORITY, True), (1, 10, MAJORITY, False), (2, 10, MAJORITY, None),
+    (88, 100, NEARLY_ALL, True), (80, 100, NEARLY_ALL, None), (72, 100, NEARLY_ALL, False),
+    (10, 10, NEARLY_ALL, None),                              # ten starts cannot show "nearly every start"
+])
+def test_a_start_count_holds_above_its_line_diverges_below_and_is_otherwise_undecided(K, N, line, verdict):
+    r = starts([True] * K + [False] * (N - K), line)
+    assert r["holds"] is verdict
+    lo, hi = r["interval"]
+    # the exact interval at 1 - 2 alpha says the same as the two one-sided tests
+    assert (lo > line) == (verdict is True) and (hi < line) == (verdict is False)
+
+
+@pytest.mark.fast
+def test_a_start_count_names_a_line_of_the_table():
+    with pytest.raises(ValueError, match="names one of"):
+        starts([True, False], 0.7)
+
+
+@pytest.mark.fast
+def test_a_claim_of_several_counts_diverges_only_at_the_bonferroni_level():
+    # 41 of 100 is below 1/2 at 5 % (p 0.044) but not at 2.5 %: with a second part it is undecided
+    low, fine = [True] * 41 + [False] * 59, [True] * 90 + [False] * 10
+    assert starts(low, MAJORITY)["holds"] is False
+    assert starts_joint([(low, MAJORITY), (fine, MAJORITY)])[1] is None
+    assert starts_joint([(fine, MAJORITY), (fine, NEARLY_ALL)])[1] is True
+    assert starts_joint([([True] * 20 + [False] * 80, MAJORITY), (fine, MAJORITY)])[1] is False
 
 
 @pytest.mark.fast
@@ -88,12 +121,13 @@ def test_two_seeds_bound_the_mean_and_float32_seeds_are_averaged_in_float64():
 
 
 @pytest.mark.fast
-def test_most_starts_counts_starts_with_the_property_and_reports_the_one_sided_p():
-    r = most_starts([True] * 15 + [False] * 5)
-    assert r == {"K": 15, "N": 20, "p": pytest.approx(stats.binom.sf(14, 20, 0.5)), "holds": True}
-    assert r["p"] < ALPHA
-    assert most_starts([2, 0, 3.5])["K"] == 2  # a start has the property or not: truth values
-    assert rate_text(r) == "15 of 20 seeds (binomial p = 0.021)"
+def test_a_start_count_reports_both_one_sided_p_and_its_interval():
+    r = starts([True] * 15 + [False] * 5, MAJORITY)
+    assert r["p_above"] == pytest.approx(stats.binom.sf(14, 20, 0.5))
+    assert r["p_below"] == pytest.approx(stats.binom.cdf(15, 20, 0.5))
+    assert r["holds"] is True and r["p_above"] < ALPHA
+    assert starts([2, 0, 3.5], MAJORITY)["K"] == 2  # a start has the property or not: truth values
+    assert rate_text(r) == "15 of 20 starts, rate 0.75 [0.54, 0.90] against most starts (rate > 1/2)"
 
 
 @pytest.mark.fast

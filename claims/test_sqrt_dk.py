@@ -217,7 +217,7 @@ def test_a_saturated_softmax_passes_almost_no_gradient(claim_record):
 # at batch 32 on d_model 128. Attention statistics come from a fixed held-out batch, every 100
 # steps (model.attention_maps.attention_summary).
 
-from claims.rules import MOST, inside, mean_interval, most_starts, rate_text, within  # noqa: E402
+from claims.rules import MAJORITY, MOST, decide, inside, mean_interval, starts, within  # noqa: E402
 from claims.scales import SQRT_WIDTHS  # noqa: E402
 
 DOC_WORTH = {32: "≈ 0 (no-division slightly ahead)", 256: 18, 1024: 17}
@@ -329,10 +329,10 @@ def test_the_undivided_head_sharpens_and_saturates(sqrt1024_ci, sqrt_ci, claim_r
                                     for when, i in (("init", 0), ("end", -1))}
                              for rung in sqrt_ci.scale.arms},
                  tolerance="reported", label="score std, mean entropy (nats), rows > 0.99: init and end, mean of seeds 0-2")
-    r = claim_record("SQRT-11", most_starts((std1 > std0) & (ent < div_ent) & (sat > 0.5)), expected="every row",
+    r = claim_record("SQRT-11", starts((std1 > std0) & (ent < div_ent) & (sat > 0.5), MAJORITY), expected="every row",
                      tolerance=MOST, label="starts whose undivided head sharpens, falls below the divided "
                                            "head's entropy and saturates > 0.5 of its rows")
-    assert r["holds"], rate_text(r)
+    decide(r)
 
 
 @pytest.mark.slow
@@ -349,10 +349,10 @@ def test_the_undivided_head_runs_away_and_collapses_completely(sqrt1024_ci, clai
     claim_record("SQRT-11", (std1 / std0).round(1), expected=round(5147 / 21), tolerance="> 20",
                  label="undivided d_k=1024: score std end / init, per seed (CI)")
     # the catalogue's reduced bounds: std x20, > 90 % of rows one-hot, entropy < 0.1 nats, per start
-    r = claim_record("SQRT-11", most_starts((std1 > 20 * std0) & (sat > 0.9) & (ent < 0.1)), expected="collapse",
+    r = claim_record("SQRT-11", starts((std1 > 20 * std0) & (sat > 0.9) & (ent < 0.1), MAJORITY), expected="collapse",
                      tolerance=MOST, label="starts that run away (std x20) and collapse (> 0.9 rows one-hot, "
                                            "entropy < 0.1 nats)")
-    assert r["holds"], rate_text(r)
+    decide(r)
 
 
 @pytest.mark.slow
@@ -365,9 +365,9 @@ def test_the_collapse_is_stable(sqrt1024_ci, claim_record):
         kept.append(sat[-1] / max(sat))
     kept = np.array(claim_record("SQRT-12", [round(k, 3) for k in kept], expected="nothing brings it back",
                                  tolerance="reported", label="undivided d_k=1024: saturated fraction at the end / its peak"))
-    r = claim_record("SQRT-12", most_starts(kept >= 0.9), expected="nothing brings it back", tolerance=MOST,
+    r = claim_record("SQRT-12", starts(kept >= 0.9, MAJORITY), expected="nothing brings it back", tolerance=MOST,
                      label="starts that keep >= 0.9 of their peak saturation at the end")
-    assert r["holds"], rate_text(r)
+    decide(r)
 
 
 @pytest.mark.slow
@@ -379,9 +379,9 @@ def test_the_divided_head_stays_soft(sqrt1024_ci, claim_record):
                                 label="divided d_k=1024: score std at the end"))
     sat = np.array(claim_record("SQRT-13", [round(x, 3) for x in _attention(sqrt1024_ci, "div-1024", "saturated", -1)],
                                 tolerance="< 0.5", label="divided d_k=1024: rows with max weight > 0.99"))
-    r = claim_record("SQRT-13", most_starts((std < 10) & (sat < 0.5)), expected="a soft mixture", tolerance=MOST,
+    r = claim_record("SQRT-13", starts((std < 10) & (sat < 0.5), MAJORITY), expected="a soft mixture", tolerance=MOST,
                      label="starts whose divided head stays soft (std < 10, < 0.5 of rows one-hot)")
-    assert r["holds"], rate_text(r)
+    decide(r)
 
 
 def _worth_at_32_full(runs) -> np.ndarray:
