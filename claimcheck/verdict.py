@@ -178,12 +178,36 @@ def point_state(entry: dict) -> str:
     return POINT_STATES[entry["holds"]]
 
 
+def point_looks(grid: list[dict]) -> dict[str, str]:
+    """Each point tried (not the stated one, not a second look) -> what its looks show:
+    ``explains`` (it holds, and holds again on a second look at seeds disjoint from the first's),
+    ``no`` (its latest look does not hold), ``once`` (its latest look holds, and no second look on
+    fresh seeds has held yet), or ``open`` (its latest look is unmeasured or undecided). Each look
+    is judged by the claim's rule at the grid's Bonferroni level (``read_grid``)."""
+    out = {}
+    for e in grid:
+        if e["point"] == "stated" or e.get("supersedes"):
+            continue
+        looks = [e] + [x for x in grid if x.get("supersedes") == e["point"]]
+        held = [x for x in looks if x["holds"] is True]
+        fresh = any(set(a.get("seeds") or ()).isdisjoint(b.get("seeds") or ()) and a.get("seeds") and b.get("seeds")
+                    for i, a in enumerate(held) for b in held[i + 1:])
+        last = looks[-1]["holds"]
+        out[e["point"]] = "explains" if fresh else "no" if last is False else "once" if last else "open"
+    return out
+
+
+def _last(grid: list[dict], point: str) -> dict:
+    """A point's latest look: its last second look, or the point itself."""
+    return [x for x in grid if x["point"] == point or x.get("supersedes") == point][-1]
+
+
 def erratum_kind(status: str, diagnosis: dict | None) -> dict | None:
     """Which kind of erratum a claim is, from its diagnosis grid: ``setup`` when our
     configuration was fixed and the claim now holds; for a divergence, ``unstated`` (naming the
-    points where the claim would hold) when a point tried holds, ``text`` when every point was
-    measured and none holds, and ``pending`` while a point is unmeasured. A point superseded by
-    its second look (``superseded_by``) counts no more."""
+    points) when a point tried holds at the grid's Bonferroni level and again on a second look at
+    fresh seeds, ``text`` when every point tried was measured and none holds, and ``pending``
+    while some point is unmeasured, undecided, or holds on one look only (``point_looks``)."""
     if not diagnosis:
         return None
     grid = diagnosis.get("grid") or []
@@ -191,18 +215,22 @@ def erratum_kind(status: str, diagnosis: dict | None) -> dict | None:
         return {"kind": "setup", "reason": diagnosis["fixed"]} if diagnosis.get("fixed") else None
     if status != "diverges":
         return None
-    grid = [e for e in grid if not e.get("superseded_by")]  # a first look its second look judges again
-    tried = [e for e in grid if e["point"] != "stated"]
-    holding = [e["point"] for e in tried if e["holds"]]
-    if holding:
-        return {"kind": "unstated", "reason": "holds at " + ", ".join(holding)}
-    open_ = [e for e in grid if e["holds"] is None]
-    if grid and not open_:
-        return {"kind": "text", "reason": f"none of the {len(tried)} settings tried holds"}
+    looks = point_looks(grid)
+    explains = [p for p, v in looks.items() if v == "explains"]
+    if explains:
+        return {"kind": "unstated", "reason": "holds at " + ", ".join(explains)
+                + ", at the grid's Bonferroni level and again on fresh seeds"}
+    if grid and all(v == "no" for v in looks.values()):
+        return {"kind": "text", "reason": f"none of the {len(looks)} settings tried holds"}
+    once = [p for p, v in looks.items() if v == "once"]
+    open_ = [_last(grid, p) for p, v in looks.items() if v == "open"]
     undecided = [e["point"] for e in open_ if point_state(e) == "undecided"]
-    unmeasured = [e["point"] for e in open_ if e["point"] not in undecided]
-    parts = [f"{len(unmeasured)} of {len(grid)} points not measured yet: " + ", ".join(unmeasured)] * bool(unmeasured)
-    parts += [f"{len(undecided)} of {len(grid)} points undecided on their declared seeds: " + ", ".join(undecided)] * bool(undecided)
+    unmeasured = [e["point"] for e in open_ if point_state(e) != "undecided"]
+    n = len(looks)
+    parts = [f"{len(unmeasured)} of {n} points not measured yet: " + ", ".join(unmeasured)] * bool(unmeasured)
+    parts += [f"{len(undecided)} of {n} points undecided on their declared seeds: " + ", ".join(undecided)] * bool(undecided)
+    parts += [f"{len(once)} of {n} points hold on one look, and need a second on fresh seeds: "
+              + ", ".join(once)] * bool(once)
     return {"kind": "pending", "reason": "; ".join(parts) or "no grid point declared"}
 
 
@@ -294,8 +322,9 @@ def diff(a: dict, b: dict) -> list[dict]:
     disagrees, one_run}``, the headlines, the scales where both runs measured the claim
     (holds, diverges, undecided or fails) and read it differently, and the scales only one run measured.
 
-    A claim ``disagrees`` when some scale both runs measured reads differently, or when it is in
-    one report only; a scale whose verdict differs below an equal headline counts too. When
+    A claim ``disagrees`` when some scale both runs measured reads differently, when both give
+    it an erratum kind and the kinds differ ("kind"; the headline shows it in brackets), or when
+    it is in one report only; a scale whose verdict differs below an equal headline counts too. When
     nothing both measured disagrees, a moved headline comes only from a scale one run could
     not measure (full-scale evidence for seeds nobody recorded, say): ``disagrees`` is empty."""
     def heads(doc):
@@ -307,11 +336,16 @@ def diff(a: dict, b: dict) -> list[dict]:
     def head(c):
         if c is None:
             return "absent"
-        return f"{c['status']}" + (f" ({words.get(c['scale'], c['scale'])})" if c.get("scale") else "")
+        kind = (c.get("diagnosis") or {}).get("kind")
+        return (f"{c['status']}" + (f" ({words.get(c['scale'], c['scale'])})" if c.get("scale") else "")
+                + (f" [{kind}]" if kind else ""))
 
     def status(c, s):
         st = (c.get("scales") or {}).get(s, {}).get("status")
         return st if st in MEASURED else None
+
+    def kind(c):
+        return (c.get("diagnosis") or {}).get("kind")
 
     ca, cb = heads(a), heads(b)
     rows = []
@@ -323,6 +357,8 @@ def diff(a: dict, b: dict) -> list[dict]:
         both = [s for s in order if status(x, s) and status(y, s)]
         disagrees = [s for s in both if status(x, s) != status(y, s)]
         one_run = [s for s in order if bool(status(x, s)) != bool(status(y, s))]
+        if kind(x) != kind(y) and kind(x) and kind(y):
+            disagrees = disagrees + ["kind"]  # the same erratum, explained differently
         if head(x) != head(y) and not one_run:
             disagrees = disagrees or ["headline"]  # e.g. untested against descriptive
         if disagrees or head(x) != head(y):

@@ -13,11 +13,22 @@ from claimcheck.plugin import run_dir
 from claimcheck.progress import tracker
 from claims import env
 from claims.env import no_corpus
+from claims.rules import check_tolerance
 from claims.pins import PORTABLE_WHY, cpu_model, describe, tolerance
 from experiments import runs
 from experiments.data import CorpusUnavailable, bpe_tokens
 
 PINS = Path(__file__).resolve().parents[1] / "fixtures" / "pins"
+
+
+@pytest.fixture
+def claim_record(claim_record):
+    """The plugin's ``claim_record``, refusing a tolerance that names no rule of
+    docs/statistics.md (claims/rules.py RULES): every judged number says how it was judged."""
+    def record(claim_id, measured, expected=None, tolerance=None, label=None):
+        check_tolerance(claim_id, tolerance)
+        return claim_record(claim_id, measured, expected=expected, tolerance=tolerance, label=label)
+    return record
 
 
 @pytest.fixture(scope="session")
@@ -253,6 +264,11 @@ def pos_ci(request):
 @pytest.fixture(scope="session")
 def norm03_grads(request):
     return scales.NORM03_GRADS.runs(request)
+
+
+@pytest.fixture(scope="session")
+def norm03_more(request):
+    return scales.NORM03_MORE.runs(request)
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,11 @@ lab's; all four change what is trained) or ``read.<option>`` (how the same runs 
 ``read.checkpoint=best``).
 """
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 
+import pytest
+
+from claims.rules import SECOND_LOOK
 from claims.scales import Runs
 from experiments.polish_lab import SMOOTHINGS, LabConfig
 from experiments.train import TrainConfig
@@ -61,6 +65,14 @@ class Point:
         opts = {k.split(".", 1)[1]: v for k, v in self.settings.items() if k.startswith("read.")}
         return {**opts, "level": self.level} if self.level else opts
 
+    def judged_at(self, bonferroni: float) -> dict:
+        """The rule's options at a grid point: its reads, at the grid's Bonferroni level or its
+        own second look's, whichever is stricter (the stated point at the verdict's own level)."""
+        opts = self.read
+        if self.name != "stated":
+            opts["level"] = max(self.level or 0.0, bonferroni)
+        return opts
+
 
 @dataclass(frozen=True)
 class MoreSeeds:
@@ -74,7 +86,7 @@ class MoreSeeds:
     seeds: tuple[int, ...]   # the first seeds and the added ones, consecutive
     arms: tuple[str, ...]    # the arms the claim's rule reads: only these are trained again
     why: str                 # why more seeds, and what they can decide
-    level: float = 0.975
+    level: float = SECOND_LOOK
 
 
 def vary(scale, setting: str, value):
@@ -101,6 +113,7 @@ class Grid:
     fixed: str = ""               # our setup was wrong and is fixed: what changed
     alternatives: tuple = ()      # (name, why, Scale): other readings of the text, whole configurations
     more_seeds: MoreSeeds = None  # the read.* points again, on more seeds
+    checks: int = 1               # the claim's separate checks its rule joins (Winograd: two tests)
 
     def __post_init__(self):
         m = self.more_seeds
@@ -160,6 +173,20 @@ class Grid:
 
 # ---- applying the claim's rule at every point -------------------------------------------------
 
+# A best checkpoint chosen on the split it is then reported on flatters it: such a reading is shown,
+# never a pass or a failure, until the records carry a split to report on apart from the one that
+# chose it (docs/statistics.md, docs/setup-audit.md).
+SELECTED_ON_REPORT = ("not measured: the best checkpoint is chosen on the held-out split it would be reported on; "
+                      "the records carry no separate split to report it on (docs/statistics.md)")
+
+
+def bonferroni(grid: Grid) -> float:
+    """The interval level every point tried is judged at: 90 % over its points and checks."""
+    from claims.rules import TOST_LEVEL, wide_level
+    tried = [p for p in grid.points() if p.name != "stated" and not p.supersedes]
+    return wide_level(TOST_LEVEL, max(1, len(tried) * grid.checks))
+
+
 def diagnose(grid: Grid, rule, recorded_runs) -> dict:
     """See ``read_grid``: the report alone."""
     return read_grid(grid, rule, recorded_runs)[0]
@@ -172,10 +199,10 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
     reported with what there is, and decides nothing (holds: None). A second look (MoreSeeds)
     names the point it supersedes and its level; that point names it (``superseded_by``), and the
     erratum's kind no longer reads it."""
-    import pytest
     entries, read = [], {}
     points = grid.points()
     superseded = {p.supersedes: p.name for p in points if p.supersedes}
+    level = bonferroni(grid)
     for p in points:
         entry = {"point": p.name, "settings": p.settings, "why": p.why, "value": None, "holds": None}
         if p.supersedes:
@@ -184,7 +211,7 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
             entry["superseded_by"] = superseded[p.name]
         try:  # a point's runs may be read when asked for (Runs) or at once (Winograd records)
             runs = recorded_runs(p.scale)
-            value, holds = rule(runs, **p.read)
+            value, holds = rule(runs, **p.judged_at(level))
         except pytest.skip.Exception as e:  # not recorded: the evidence command is in the message
             entry["missing"] = str(e)
         else:
@@ -201,8 +228,13 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
                 entry.pop("state", None)
                 entry["missing"] = (f"{len(runs.seeds)} of its {len(p.scale.seeds)} seeds recorded: "
                                     f"`python -m claims.evidence grid {grid.claim}`")
+        if p.settings.get("read.checkpoint") == "best" and entry["value"] is not None:
+            entry.update(holds=None, missing=SELECTED_ON_REPORT, selected_on_report=True)
+            entry.pop("state", None)
         if p.name in superseded:
             entry["missing"] = "; ".join(filter(None, [entry.get("missing"), "judged again by its second look"]))
+        if p.name != "stated":
+            entry["level"] = p.judged_at(level)["level"]
         entries.append(entry)
     return {"claim": grid.claim, "fixed": grid.fixed, "grid": entries}, read
 
@@ -231,6 +263,43 @@ def draw_curves(read: dict):
     return draw
 
 
+KINDS = Path(__file__).resolve().parents[1] / "fixtures" / "kinds.toml"
+
+
+def pinned_kinds(path: Path = KINDS) -> dict:
+    """claim ID -> {kind, reason}: the kind each diagnosis grid gives, committed."""
+    import tomllib
+    try:
+        kinds = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ValueError(f"{path}: {e}; restore it from git") from None
+    bad = [cid for cid, v in kinds.items() if not isinstance(v, dict) or set(v) != {"kind", "reason"}
+           or v["kind"] not in ("unstated", "text", "pending")]
+    if bad:
+        raise ValueError(f"{path}: {', '.join(bad)}: each entry is kind = unstated|text|pending, reason = \"...\"")
+    return kinds
+
+
+def check_kind(report: dict, path: Path = KINDS) -> str:
+    """The kind the grid gives (as if its claim diverged), against its pin: a kind that moves
+    fails until fixtures/kinds.toml changes in the same commit. Under a seed offset the declared
+    seeds' evidence is not read, so nothing is compared."""
+    from claimcheck.verdict import erratum_kind
+    from claims.env import SEED_OFFSET
+    got = erratum_kind("diverges", report)
+    cid = report["claim"]
+    if SEED_OFFSET:
+        return got["kind"]
+    pin = pinned_kinds(path).get(cid)
+    if pin is None:
+        pytest.fail(f"{cid}: its grid gives the kind {got['kind']!r} and fixtures/kinds.toml has no entry for it: add "
+                    f"[\"{cid}\"] with kind and reason", pytrace=False)
+    if pin["kind"] != got["kind"]:
+        pytest.fail(f"{cid}: its grid now gives the kind {got['kind']!r} ({got['reason']}), fixtures/kinds.toml pins "
+                    f"{pin['kind']!r}: change the pin in the same commit, with its reason", pytrace=False)
+    return got["kind"]
+
+
 def diagnosis_test(grid: Grid, rule, runs: str = "evidence_runs", tier: str = "gpu"):
     """The test that reports ``grid``: the claim's rule at every point, beside its verdict. It
     names no claim, so it never changes one; a crash in it is a failure of the suite. ``runs``
@@ -239,9 +308,9 @@ def diagnosis_test(grid: Grid, rule, runs: str = "evidence_runs", tier: str = "g
     tier trains (the Winograd task) beside it."""
     import inspect
 
-    import pytest
-    if grid.more_seeds and "level" not in inspect.signature(rule).parameters:
-        raise TypeError(f"{grid.claim}: a grid with a second look needs a rule that takes level=")
+    if "level" not in inspect.signature(rule).parameters:
+        raise TypeError(f"{grid.claim}: a grid's rule takes level= (its points are judged at the grid's Bonferroni "
+                        "level)")
 
     @getattr(pytest.mark, tier)
     @pytest.mark.diagnosis(grid.claim)
@@ -251,6 +320,7 @@ def diagnosis_test(grid: Grid, rule, runs: str = "evidence_runs", tier: str = "g
         draw = draw_curves(read)
         if draw:  # "with the curve where one exists"
             claim_figure(grid.claim, f"diagnosis_{grid.claim}", draw)
+        check_kind(report)
 
     test.__doc__ = f"{grid.claim}: the diagnosis grid of claims/grids.py, judged by the claim's own rule."
     return test

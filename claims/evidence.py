@@ -75,7 +75,7 @@ def points_of(family: str) -> list:
 
 
 # scales made of a family's arms on more seeds: they read (and are recorded into) its records
-SUBSETS = ("SQRT32_FULL", "SQRT1024_FULL", "LADDER_LN_FULL", "DEPTH_FULL")
+SUBSETS = ("SQRT32_FULL", "SQRT1024_FULL", "LADDER_LN_FULL", "DEPTH_FULL", "DEPTH_MORE_FULL")
 
 
 def family_of(scale_name: str) -> str:
@@ -557,8 +557,14 @@ def main(argv=None):
         return 0
     if a.cmd == "pending":
         if not a.record:
+            total = 0
             for fam, point, arm, seeds in pending():
-                print(f"{fam:<12} {point or '-':<40} {arm:<14} seeds {','.join(map(str, seeds))}")
+                sc = scale_of(fam, point)
+                steps = sc.trains.get(arm, sc.train).steps * len(seeds)
+                total += steps
+                print(f"{fam:<12} {point or '-':<40} {arm:<14} {steps:>8,} model-steps  seeds {','.join(map(str, seeds))}")
+            print(f"# {total:,} model-steps in all; one H200 trained the norm-full shape at 114 model-steps/s with 12 "
+                  "seeds stacked, 40 with one (a figure to size a lease, not a promise)")
             print("# the Winograd and lab grid points (CPU, their own records): "
                   "python -m claims.winograd_evidence --pending; python -m claims.lab_evidence --pending")
             return

@@ -36,6 +36,9 @@ from scipy import stats
 
 ALPHA = 0.05
 TOST_LEVEL = 0.90  # two one-sided tests at 5 % each
+# A look after a first one that could not decide (more seeds, added once a result was seen) is
+# judged at 97.5 %: the two looks together pass a false claim at most 5 % + 1.25 % of the time.
+SECOND_LOOK = 0.975
 
 
 def mean_interval(x, level: float = TOST_LEVEL) -> tuple[float, float, float]:
@@ -108,6 +111,30 @@ def _side(v) -> bool | None:
 def wide_level(level: float, k: int) -> float:
     """The interval level at which one of ``k`` parts may show a divergence (Bonferroni)."""
     return 1 - (1 - level) / k
+
+
+# The rules of docs/statistics.md, by the name a judged record's tolerance starts with. A record
+# whose tolerance starts with "reported" is shown and judged by nothing.
+RULES = {
+    "exact": "a computed value: equality, or float rounding at a stated tolerance",
+    "equivalence": "a stated number: the interval of the seed mean inside the word table's band (TOST)",
+    "comparison": "a paired difference or ratio: its interval inside its band, or beyond its margin",
+    "joint": "several parts in one sentence: every part passes; one fails only at its Bonferroni level",
+    "start count": "a population rate against the line the sentence names: exact one-sided binomial tests",
+}
+
+
+def rule_of(tolerance) -> str | None:
+    """The rule a record's tolerance names ("reported" for a record no rule judges), or None."""
+    text = str(tolerance or "reported").lstrip()
+    return next((r for r in ("reported", *RULES) if text.startswith(r)), None)
+
+
+def check_tolerance(claim_id: str, tolerance) -> None:
+    """One line when a record's tolerance names no rule of docs/statistics.md."""
+    if rule_of(tolerance) is None:
+        raise ValueError(f"claim_record({claim_id!r}): the tolerance {str(tolerance)[:60]!r} names no rule: start it "
+                         f"with one of {', '.join(RULES)} (docs/statistics.md), or with 'reported'")
 
 
 # The population rate a start-count sentence names (docs/statistics.md, "start counts").
@@ -192,3 +219,44 @@ def two_se(p: float, n: int) -> float:
     """A share of ``n`` items near ``p``: the band the word table gives a percentage one model
     scored on n held-out items, two binomial standard errors (docs/statistics.md)."""
     return 2 * float(np.sqrt(p * (1 - p) / n))
+
+
+def interval(claim_record, claim_id, x, check, tolerance: str, label: str, expected=None,
+             level: float = TOST_LEVEL) -> bool | None:
+    """Record the mean of ``x`` (seeds, paired differences or ratios) with its interval at
+    ``level``, as the judged number, and return ``check(lo, hi)``: True, False or None."""
+    m, lo, hi = mean_interval(x, level)
+    claim_record(claim_id, [round(m, 4), round(lo, 4), round(hi, 4)], expected=expected, tolerance=tolerance,
+                 label=f"{label}: mean and {level * 100:g} % interval over {len(np.ravel(x))} seeds")
+    return check(lo, hi)
+
+
+def judge(claim_id: str, side, what: str) -> None:
+    """Assert an interval rule's answer in the calling test: None is undecided (more seeds
+    decide), False the failed assertion (a divergence under ``diverges``)."""
+    from claimcheck import undecided
+    if side is None:
+        undecided(f"{claim_id}: {what}: no interval decides (it crosses its band's edge or margin, or one seed "
+                  "bounds nothing); more seeds decide (claims/rules.py)")
+    assert side, f"{claim_id}: {what}"
+
+
+def above(margin: float):
+    """``check(lo, hi)`` for "more than ``margin``" (``beyond``)."""
+    return lambda lo, hi: beyond(lo, hi, margin)
+
+
+def below(margin: float):
+    """``check(lo, hi)`` for "less than ``margin``": the interval wholly under it holds."""
+    return lambda lo, hi: beyond(-hi, -lo, -margin)
+
+
+def joint_record(claim_record, claim_id, parts, tolerance: str, level: float = TOST_LEVEL) -> bool | None:
+    """``parts``: ``(label, x, check)``; each part's mean and interval recorded, the claim judged
+    by ``joint`` (every part passes, or one fails at its Bonferroni level)."""
+    parts = list(parts)
+    shown, holds = joint([(x, check) for _, x, check in parts], level)
+    for (label, x, _), (m, lo, hi) in zip(parts, shown):
+        claim_record(claim_id, [round(m, 4), round(lo, 4), round(hi, 4)], tolerance=tolerance,
+                     label=f"{label}: mean and {level * 100:g} % interval over {len(np.ravel(x))} seeds")
+    return holds

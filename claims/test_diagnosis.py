@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from claims.diagnosis import Axis, Grid, MoreSeeds, diagnose, diagnosis_test, vary
+from claims.diagnosis import SELECTED_ON_REPORT, Axis, Grid, MoreSeeds, diagnose, diagnosis_test, vary
 from claims.grids import GRIDS
 from claims.scales import LADDER_CI, Runs
 from claimcheck.verdict import erratum_kind, headline_records, headline_value, point_state
@@ -104,20 +104,54 @@ def test_more_seeds_read_the_stated_runs_again_on_a_superset_at_a_stricter_level
                 dict(base={"train.eval_every": 50}, more_seeds=MoreSeeds((0, 1, 2, 5), ("mean",), "w"))):
         with pytest.raises(ValueError, match="more seeds read the stated point's own runs"):
             Grid("X-01", s, axes, **bad)
-    with pytest.raises(TypeError, match="needs a rule that takes level="):
+    with pytest.raises(TypeError, match="takes level="):
         diagnosis_test(g, lambda runs, checkpoint="final": (0.0, None))
 
 
-def test_a_second_look_supersedes_its_first_so_the_kind_follows_it():
-    entries = [{"point": "stated", "holds": False}, {"point": "best", "holds": None, "state": "undecided",
-                                                       "superseded_by": "best, second look"},
-               {"point": "best, second look", "holds": False, "supersedes": "best"}]
-    assert erratum_kind("diverges", {"fixed": "", "grid": entries})["kind"] == "text"
-    entries[2]["holds"] = True
-    assert erratum_kind("diverges", {"fixed": "", "grid": entries}) == {"kind": "unstated",
-                                                                       "reason": "holds at best, second look"}
-    entries[2]["holds"] = None
-    assert erratum_kind("diverges", {"fixed": "", "grid": entries})["kind"] == "pending"
+def test_an_unstated_kind_needs_a_second_look_on_fresh_seeds():
+    def grid(first, second, second_seeds=(3, 4, 5)):
+        return {"fixed": "", "grid": [
+            {"point": "stated", "holds": False, "seeds": [0, 1, 2]},
+            {"point": "best", "holds": first, "seeds": [0, 1, 2], "superseded_by": "best, second look"},
+            {"point": "best, second look", "holds": second, "supersedes": "best", "seeds": list(second_seeds)}]}
+    assert erratum_kind("diverges", grid(True, True)) == {
+        "kind": "unstated", "reason": "holds at best, at the grid's Bonferroni level and again on fresh seeds"}
+    assert erratum_kind("diverges", grid(True, False))["kind"] == "text"       # it did not hold again
+    assert erratum_kind("diverges", grid(True, None))["kind"] == "pending"     # the second look is open
+    # seeds 0-9 include the first look's 0-2: one look that holds, not a replication
+    assert erratum_kind("diverges", grid(None, True, range(10))) == {
+        "kind": "pending", "reason": "1 of 1 points hold on one look, and need a second on fresh seeds: best"}
+    assert erratum_kind("diverges", grid(False, False))["kind"] == "text"
+
+
+def test_a_kind_that_moves_fails_until_its_pin_changes(tmp_path, monkeypatch):
+    from claims import diagnosis
+    monkeypatch.setattr("claims.env.SEED_OFFSET", 0)
+    pins = tmp_path / "kinds.toml"
+    pins.write_text('[X-01]\nkind = "text"\nreason = "none holds"\n')
+    report = dict(_d(False, False), claim="X-01")
+    assert diagnosis.check_kind(report, pins) == "text"
+    report = dict(_d(False, None), claim="X-01")
+    with pytest.raises(pytest.fail.Exception, match=r"X-01: its grid now gives the kind 'pending' .* pins 'text'"):
+        diagnosis.check_kind(report, pins)
+    with pytest.raises(pytest.fail.Exception, match="fixtures/kinds.toml has no entry for it"):
+        diagnosis.check_kind(dict(report, claim="Y-02"), pins)
+    pins.write_text('[X-01]\nkind = "maybe"\nreason = "?"\n')
+    with pytest.raises(ValueError, match="X-01: each entry is kind = unstated|text|pending"):
+        diagnosis.check_kind(report, pins)
+    monkeypatch.setattr("claims.env.SEED_OFFSET", 100)  # other seeds than the declared: nothing to compare
+    assert diagnosis.check_kind(report, pins) == "pending"
+
+
+def test_every_pinned_kind_names_a_grid_and_every_grid_has_a_pin():
+    from claims.diagnosis import pinned_kinds
+    from claims.grids import GRIDS, LAB_GRIDS, WINOGRAD_GRIDS
+    assert set(pinned_kinds()) == {*GRIDS, *WINOGRAD_GRIDS, *LAB_GRIDS, "NORM-03"}
+
+
+def test_one_look_that_holds_is_pending_never_unstated():
+    assert erratum_kind("diverges", _d(False, True, False)) == {
+        "kind": "pending", "reason": "1 of 2 points hold on one look, and need a second on fresh seeds: p1"}
 
 
 def test_every_declared_grid_varies_an_unstated_setting_of_its_claims_scale():
@@ -158,7 +192,7 @@ def _records(scale):
     return Runs(scale, scale._recorded, scale._recorded_seeds())
 
 
-def _rule(runs, checkpoint="final"):
+def _rule(runs, checkpoint="final", level=0.90):
     v = runs.val("a", checkpoint)
     return round(float(v.mean()), 2), bool(np.all(v < 10))
 
@@ -181,13 +215,23 @@ def test_diagnose_applies_the_claims_rule_at_every_point_and_reports_what_is_mis
     assert by["low"]["holds"] is True and by["low"]["evidence"] == ["H200, 2026-12-02"]
     assert by["half"]["holds"] is None and "1 of its 2 seeds recorded" in by["half"]["missing"]
     assert by["none"]["holds"] is None and "the command" in by["none"]["missing"] and by["none"]["value"] is None
-    assert erratum_kind("diverges", d) == {"kind": "unstated", "reason": "holds at low"}
+    assert erratum_kind("diverges", d)["kind"] == "pending"  # "low" holds on one look: no second yet
+    assert [by[p]["level"] for p in ("read.checkpoint=best", "low")] == [pytest.approx(1 - 0.10 / 4)] * 2  # four points tried
 
 
 def test_a_rule_without_a_verdict_decides_nothing_at_its_point():
     g = Grid("X-01", _Stub("s", [1.0, 2.0]), (Axis("read.checkpoint", ("final", "best"), "w"),))
-    d = diagnose(g, lambda runs, checkpoint="final": (0.0, None), _records)
-    assert [e["holds"] for e in d["grid"]] == [None, None] and [point_state(e) for e in d["grid"]] == ["undecided"] * 2
+    d = diagnose(g, lambda runs, checkpoint="final", level=0.9: (0.0, None), _records)
+    assert [e["holds"] for e in d["grid"]] == [None, None]
+    assert [point_state(e) for e in d["grid"]] == ["undecided", "not measured"]  # best: chosen on what it reports
+
+
+def test_a_best_checkpoint_chosen_on_the_split_it_reports_decides_nothing():
+    g = Grid("X-01", _Stub("s", [1.0, 2.0]), (Axis("read.checkpoint", ("final", "best"), "w"),))
+    d = diagnose(g, _rule, _records)
+    best = d["grid"][1]
+    assert best["value"] is not None and best["holds"] is None and best["selected_on_report"]
+    assert best["missing"] == SELECTED_ON_REPORT and erratum_kind("diverges", d)["kind"] == "pending"
 
 
 # ---- the kind of erratum -----------------------------------------------------------------------
@@ -202,10 +246,10 @@ def _d(*holds, fixed=""):
 
 @pytest.mark.parametrize("status, diagnosis, kind", [
     ("diverges", None, None),
-    ("diverges", _d(False, False, True), "unstated"),
+    ("diverges", _d(False, False, True), "pending"),   # one look holds: its second look decides
     ("diverges", _d(False, False, False), "text"),
     ("diverges", _d(False, None, False), "pending"),
-    ("diverges", _d(None, True), "unstated"),          # a point that holds names the setting at once
+    ("diverges", _d(None, True), "pending"),
     ("diverges", _d(True, False), "text"),             # the stated point is not a setting tried
     ("diverges", _d(False, fixed="our run was the wrong one"), "text"),
     ("diverges", {"fixed": "", "grid": []}, "pending"),
@@ -218,19 +262,17 @@ def _d(*holds, fixed=""):
 def test_the_kind_of_an_erratum(status, diagnosis, kind):
     got = erratum_kind(status, diagnosis)
     assert (got or {}).get("kind") == kind
-    if kind == "unstated":
-        assert got["reason"].startswith("holds at p")
 
 
 @pytest.mark.parametrize("status, diagnosis, reason", [
     ("holds", _d(True, fixed="our run was the wrong one"), "our run was the wrong one"),
-    ("diverges", _d(False, True, False, True), "holds at p1, p3"),
+    ("diverges", _d(False, True, False, True), "2 of 3 points hold on one look, and need a second on fresh seeds: p1, p3"),
     ("diverges", _d(False, False, False), "none of the 2 settings tried holds"),
-    ("diverges", _d(False, None, False, None), "2 of 4 points not measured yet: p1, p3"),
-    ("diverges", _d(False, "undecided", None), "1 of 3 points not measured yet: p2; "
-                                                "1 of 3 points undecided on their declared seeds: p1"),
+    ("diverges", _d(False, None, False, None), "2 of 3 points not measured yet: p1, p3"),
+    ("diverges", _d(False, "undecided", None), "1 of 2 points not measured yet: p2; "
+                                                "1 of 2 points undecided on their declared seeds: p1"),
     ("diverges", {"fixed": "", "grid": []}, "no grid point declared"),
-    ("diverges", _d(False, "undecided", False), "1 of 3 points undecided on their declared seeds: p1"),
+    ("diverges", _d(False, "undecided", False), "1 of 2 points undecided on their declared seeds: p1"),
 ])
 def test_each_kind_says_why_in_its_reason(status, diagnosis, reason):
     assert set(erratum_kind(status, diagnosis)) == {"kind", "reason"}
@@ -304,7 +346,9 @@ def test_x_diagnosis(claim_diagnosis):
     claim_diagnosis("X-01", {"fixed": "", "grid": [
         {"point": "stated", "settings": {}, "why": "as stated", "value": 3.0, "holds": False},
         {"point": "model.dropout=0.1", "settings": {"model.dropout": 0.1}, "why": "no rate stated",
-         "value": 6.9, "holds": True},
+         "value": 6.9, "holds": True, "seeds": [0, 1, 2]},
+        {"point": "model.dropout=0.1, second look", "settings": {"model.dropout": 0.1}, "why": "fresh seeds",
+         "value": 7.0, "holds": True, "seeds": [3, 4, 5], "supersedes": "model.dropout=0.1"},
         {"point": "train.lr=0.01", "settings": {"train.lr": 0.01}, "why": "no lr stated",
          "value": [6.5, 5.5, 7.5], "holds": None, "state": "undecided", "missing": "an interval crosses the rule's band"}]})
 
@@ -328,7 +372,8 @@ def test_a_diagnosis_reaches_the_errata_and_never_changes_the_verdict(pytester, 
     doc = json.loads((pytester.path / "out" / "claims.json").read_text(encoding="utf-8"))
     (c,) = doc["claims"]
     assert c["status"] == "diverges" and c["tests"] == ["test_sample.py::test_x"]
-    assert c["diagnosis"]["kind"] == "unstated" and c["diagnosis"]["reason"] == "holds at model.dropout=0.1"
+    assert c["diagnosis"]["kind"] == "unstated" and c["diagnosis"]["reason"] == (
+        "holds at model.dropout=0.1, at the grid's Bonferroni level and again on fresh seeds")
     md = (pytester.path / "out" / "claims.md").read_text(encoding="utf-8")
     row = next(line for line in md.splitlines() if line.startswith("| X-01 |"))
     assert "| unstated |" in row and "| 7 | 3 (mean) <details>" in row and "per seed: [3.1, 2.9]" in row

@@ -32,7 +32,7 @@ def test_linear_recurrence_gradient_scales_as_rho_to_the_T(rho, T, claim_record)
     Q, _ = torch.linalg.qr(torch.randn(16, 16, dtype=torch.float64, generator=g))
     W = rho * Q  # every singular value is rho
     norm = _jacobian_norm(lambda h: W @ h, torch.randn(16, dtype=torch.float64, generator=g), T)
-    claim_record("HIST-01", norm, expected=rho ** T, tolerance="rtol 1e-9 (float64)",
+    claim_record("HIST-01", norm, expected=rho ** T, tolerance="exact: rtol 1e-9 (float64)",
                  label=f"rho={rho}, T={T}")
     assert norm == pytest.approx(rho ** T, rel=1e-9)  # product of T orthogonal*rho Jacobians
 

@@ -39,7 +39,7 @@ def test_ours_matches_pytorch_at_the_chapters_size(claim_record):
         y = ours(x)
         d_mha = (y - ref(x, x, x, attn_mask=~causal_mask(128), need_weights=False)[0]).abs().max().item()
         d_sdpa = (y - _sdpa(ours, x)).abs().max().item()
-    tol = "< 1e-6: float32 reordering on outputs of mean |y| ~0.15"
+    tol = "exact: < 1e-6: float32 reordering on outputs of mean |y| ~0.15"
     claim_record("IMPL-01", d_mha, expected=1.79e-7, tolerance=tol, label="ours vs nn.MultiheadAttention")
     claim_record("IMPL-01", d_sdpa, expected=1.79e-7, tolerance=tol, label="ours vs SDPA")
     claim_record("IMPL-01", y.abs().mean().item(), expected=0.159, label="mean |output|")
@@ -63,7 +63,7 @@ def test_ours_matches_pytorch_in_float64_for_any_shape(T, h, hs, seed):
 # ---- DEPTH-01: two blocks overfit ---------------------------------------------------------
 
 from claimcheck import undecided  # noqa: E402
-from claims.rules import TOST_LEVEL, beyond, joint, wide_level, within  # noqa: E402
+from claims.rules import SECOND_LOOK, TOST_LEVEL, beyond, joint, wide_level, within  # noqa: E402
 
 # A trained value moves by up to 2 % between two machines: a gap smaller than that is no verdict
 MACHINE_MOVE = 0.02
@@ -89,23 +89,25 @@ def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
     whose 95 % interval lies at or below 2 % fails (a disagreement, to review: two gaps, so
     Bonferroni, claims/rules.py: joint); anything else is undecided."""
     gains = _gaps(depth_ci)
-    shown, holds = joint([(g, _above_machine) for g in gains.values()])
+    # the seeds grew from 3 to 8 after the first three were read: a second look, at 97.5 %
+    shown, holds = joint([(g, _above_machine) for g in gains.values()], SECOND_LOOK)
     for (label, g), doc, mi in zip(gains.items(), ((18.77 - 14.49) / 18.77, (40.57 - 38.07) / 38.07), shown):
         claim_record("DEPTH-01", [round(x, 4) for x in mi], expected=round(doc, 4),
-                     tolerance=f"90 % interval above {MACHINE_MOVE}; at or below it only at "
-                               f"{wide_level(TOST_LEVEL, 2) * 100:.3g} %",
-                     label=f"CI scale (10 % slice, {len(g)} seeds): 2 blocks' {label}, relative: mean and 90 % interval")
+                     tolerance=f"joint, second look: {SECOND_LOOK * 100:g} % interval above {MACHINE_MOVE}; at or "
+                               f"below it only at {wide_level(SECOND_LOOK, 2) * 100:.3g} % (docs/statistics.md)",
+                     label=f"CI scale (10 % slice, {len(g)} seeds): 2 blocks' {label}, relative: mean and "
+                           f"{SECOND_LOOK * 100:g} % interval")
     if holds is None:
-        undecided(f"DEPTH-01 (CI): a gap's 90 % interval straddles the {MACHINE_MOVE:.0%} margin, or lies below it "
-                  f"but not at {wide_level(TOST_LEVEL, 2) * 100:.3g} %, over {len(depth_ci.seeds)} seeds (claims/rules.py: "
-                  "beyond, joint); a larger DEPTH_CI is a new rule, declared before it runs")
+        undecided(f"DEPTH-01 (CI): a gap's {SECOND_LOOK * 100:g} % interval straddles the {MACHINE_MOVE:.0%} margin, "
+                  f"or lies below it but not at {wide_level(SECOND_LOOK, 2) * 100:.3g} %, over {len(depth_ci.seeds)} "
+                  "seeds (claims/rules.py: beyond, joint); a larger DEPTH_CI would be a third look, declared first")
     assert holds, {label: [round(x, 4) for x in mi] for label, mi in zip(gains, shown)}
 
 
 DOC_DEPTH = {"+layernorm": (18.77, 38.07), "2-blocks": (14.49, 40.57)}  # (train, val), IT L252
 
 
-def depth01_rule(runs, checkpoint="final"):
+def depth01_rule(runs, checkpoint="final", level=TOST_LEVEL):
     """The four numbers within ±10 % (the catalogue's band; their 90 % intervals inside it), and
     overfitting as at CI scale: two blocks better on train and worse on validation, each by more
     than a machine moves a run (2 %), on the 90 % interval of the mean paired relative gap over
@@ -116,7 +118,7 @@ def depth01_rule(runs, checkpoint="final"):
              for arm, docs in DOC_DEPTH.items() for what, doc in zip(("train", "val"), docs)}
     gaps = {label: (g, _above_machine) for label, g in _gaps(runs, checkpoint).items()}
     parts = {**gaps, **bands}
-    shown, holds = joint(parts.values())
+    shown, holds = joint(parts.values(), level)
     return {label: [round(x, 4 if label in gaps else 2) for x in mi] for label, mi in zip(parts, shown)}, holds
 
 
@@ -138,15 +140,27 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
                  expected={"train gain": round((18.77 - 14.49) / 18.77, 4), "val loss": round((40.57 - 38.07) / 38.07, 4),
                            **{f"{arm} {what}": doc for arm, docs in DOC_DEPTH.items()
                               for what, doc in zip(("train", "val"), docs)}},
-                 tolerance=f"90 % intervals inside ±10 % of the four numbers; each gap's above {MACHINE_MOVE}; "
+                 tolerance=f"joint: 90 % intervals inside ±10 % of the four numbers; each gap's above {MACHINE_MOVE}; "
                            f"a part outside only at {wide_level(TOST_LEVEL, len(value)) * 100:.3g} % "
                            "(claims/rules.py: joint)",
                  label="full scale: 2 blocks' train gain and val loss (relative), and the four perplexities: "
                        "mean and 90 % interval")
+    if holds is None:  # the declared second look decides, on fresh seeds (scales.DEPTH_MORE_FULL)
+        from claims import evidence
+        from claims.scales import DEPTH_MORE_FULL
+        fam = evidence.family_of(DEPTH_MORE_FULL.name)
+        done = [s for s in DEPTH_MORE_FULL.seeds if all(evidence.path(fam, a, s).is_file() for a in DEPTH_MORE_FULL.arms)]
+        if len(done) < len(DEPTH_MORE_FULL.seeds):  # no verdict on part of a declared sample
+            undecided(f"DEPTH-01 (full): undecided on seeds {list(depth_full.seeds)}; its declared second look has "
+                      f"{len(done)} of {len(DEPTH_MORE_FULL.seeds)} fresh seeds recorded "
+                      "(`python -m claims.evidence pending --record` on a GPU)")
+        more = evidence.recorded_runs(DEPTH_MORE_FULL)
+        value, holds = depth01_rule(more, level=SECOND_LOOK)
+        claim_record("DEPTH-01", value, tolerance=f"joint, second look: {SECOND_LOOK * 100:g} % intervals, as above",
+                     label=f"full scale, second look (seeds {more.seeds[0]}-{more.seeds[-1]}): mean and interval")
     if holds is None:
-        undecided(f"DEPTH-01 (full): over {len(depth_full.seeds)} seeds a 90 % interval crosses its band's edge or "
-                  f"the {MACHINE_MOVE:.0%} margin, or lies outside but not at its Bonferroni level (claims/rules.py: "
-                  "within, beyond, joint); more seeds in DEPTH_FULL would be a new rule, declared before they run")
+        undecided(f"DEPTH-01 (full): a part's interval crosses its band's edge or the {MACHINE_MOVE:.0%} margin, or "
+                  "lies outside but not at its Bonferroni level (claims/rules.py: within, beyond, joint)")
     assert holds, value
 
 

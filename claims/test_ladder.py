@@ -8,7 +8,10 @@ from model import GPT
 from experiments.configs import ladder
 from model.params import config_params, count
 from claimcheck import undecided
-from claims.rules import mean_interval, within
+from claims.rules import SECOND_LOOK, beyond, interval, judge, mean_interval, within
+
+# At CI scale a gap's size is not the document's; only its sign is measured (the weaker form).
+CI_SIGN = "comparison (CI scale: the sign only): the 90 % interval of the mean paired gap above 0"
 
 
 
@@ -51,7 +54,7 @@ def test_layernorm_costs_768_parameters(claim_record):
 @pytest.mark.claim("ABL-06")
 def test_the_shakespeare_model_is_about_half_a_million_parameters(claim_record):
     n = claim_record("ABL-06", count(GPT(ladder()["+layernorm"])), expected=500_000,
-                     tolerance="400k..600k ('500.000' is a round figure)")
+                     tolerance="exact: 400k..600k ('500.000' is a round figure)")
     assert 400_000 <= n <= 600_000
 
 
@@ -94,9 +97,10 @@ def draw_ladder(ladder, title):
 @pytest.mark.claim("ABL-01")
 def test_learned_weights_beat_uniform_weights(ladder_ci, claim_record, claim_figure):
     gap = claim_record("ABL-01", ladder_ci.val("mean+residual") - ladder_ci.val("head-added"),
-                       expected=14, tolerance="> 0 on every seed (3 seeds: a replication check of the ordering, not a rate)", label="CI scale: uniform - learned")
+                       expected=14, tolerance="reported", label="CI scale: uniform - learned, per seed")
     claim_figure("ABL-01", "ladder_ci", draw_ladder(ladder_ci, "the ablation ladder, CI scale"))
-    assert all(g > 0 for g in gap)
+    judge("ABL-01", interval(claim_record, "ABL-01", gap, lambda lo, hi: beyond(lo, hi, 0), CI_SIGN, "CI scale: uniform - learned",
+                             expected=14), "learned weights beat uniform")
 
 
 @pytest.mark.slow
@@ -104,8 +108,9 @@ def test_learned_weights_beat_uniform_weights(ladder_ci, claim_record, claim_fig
 @pytest.mark.claim("ABL-02")
 def test_four_heads_beat_one(ladder_ci, claim_record):
     gap = claim_record("ABL-02", ladder_ci.val("head-added") - ladder_ci.val("4-heads"),
-                       expected=3, tolerance="> 0 on every seed (3 seeds: a replication check of the ordering, not a rate)", label="CI scale: 1 head - 4 heads")
-    assert all(g > 0 for g in gap)
+                       expected=3, tolerance="reported", label="CI scale: 1 head - 4 heads, per seed")
+    judge("ABL-02", interval(claim_record, "ABL-02", gap, lambda lo, hi: beyond(lo, hi, 0), CI_SIGN, "CI scale: 1 head - 4 heads",
+                             expected=3), "four heads beat one")
 
 
 @pytest.mark.slow
@@ -113,8 +118,9 @@ def test_four_heads_beat_one(ladder_ci, claim_record):
 @pytest.mark.claim("ABL-03")
 def test_a_head_added_beats_the_same_head_replacing(ladder_ci, claim_record):
     gap = claim_record("ABL-03", ladder_ci.val("head-replacing") - ladder_ci.val("head-added"),
-                       expected=9, tolerance="> 0 on every seed (3 seeds: a replication check of the ordering, not a rate)", label="CI scale: replacing - added")
-    assert all(g > 0 for g in gap)
+                       expected=9, tolerance="reported", label="CI scale: replacing - added, per seed")
+    judge("ABL-03", interval(claim_record, "ABL-03", gap, lambda lo, hi: beyond(lo, hi, 0), CI_SIGN, "CI scale: replacing - added",
+                             expected=9), "a head added beats the same head replacing")
 
 
 @pytest.mark.slow
@@ -123,9 +129,12 @@ def test_a_head_added_beats_the_same_head_replacing(ladder_ci, claim_record):
 def test_the_residual_matters_far_more_for_the_mean_than_for_a_head(ladder_ci, claim_record):
     mean_gain = ladder_ci.val("mean") - ladder_ci.val("mean+residual")
     head_gain = ladder_ci.val("head-replacing") - ladder_ci.val("head-added")
-    ratio = claim_record("ABL-04", mean_gain / head_gain, expected=188 / 9,
-                         tolerance="> 5 on every seed (3 seeds: a replication check of the ordering, not a rate)", label="CI scale: residual's gain, mean / head")
-    assert all(r > 5 for r in ratio)
+    ratio = claim_record("ABL-04", mean_gain / head_gain, expected=188 / 9, tolerance="reported",
+                         label="CI scale: residual's gain, mean / head, per seed")
+    judge("ABL-04", interval(claim_record, "ABL-04", ratio, lambda lo, hi: beyond(lo, hi, 5),
+                             "comparison (CI scale: 'far more' only): the 90 % interval of the mean paired ratio above 5",
+                             "CI scale: residual's gain, mean / head", expected=188 / 9),
+          "the residual's gain for the mean is more than 5x a head's")
 
 
 @pytest.mark.slow
@@ -133,8 +142,9 @@ def test_the_residual_matters_far_more_for_the_mean_than_for_a_head(ladder_ci, c
 @pytest.mark.claim("ABL-05")
 def test_layernorm_helps_a_little(ladder_ci, claim_record):
     gap = claim_record("ABL-05", ladder_ci.val("+mlp") - ladder_ci.val("+layernorm"),
-                       expected=1.8, tolerance="> 0 on every seed (3 seeds: a replication check of the ordering, not a rate)", label="CI scale: without - with LN")
-    assert all(g > 0 for g in gap)
+                       expected=1.8, tolerance="reported", label="CI scale: without - with LN, per seed")
+    judge("ABL-05", interval(claim_record, "ABL-05", gap, lambda lo, hi: beyond(lo, hi, 0), CI_SIGN, "CI scale: without - with LN",
+                             expected=1.8), "LayerNorm helps")
 
 
 @pytest.mark.slow
@@ -151,34 +161,51 @@ def test_the_ci_ladder_matches_its_pin(ladder_ci, pin):
                                                        "arms": list(LADDER_CI.arms), "seeds": LADDER_CI.seeds})
 
 
-# Full scale. Derived ladder values (catalogue §2a) carry ±0.5 per rounded difference; the
-# bands below are the catalogue's: 14 ± 50 %, 3 in [1, 6], 9 in [4, 14], 188 in [140, 240].
+# Full scale. A gap between two trained numbers is judged by the word table's row for gaps (the
+# stated gap +-50 %, docs/statistics.md), on the 90 % interval of the mean paired gap over the
+# declared seeds: LADDER_FULL declares one, which bounds nothing, so these read undecided until
+# more seeds are recorded.
+
+def _gap_band(doc):
+    return (doc * 0.5, doc * 1.5)
+
+
+def _full_gap(claim_record, cid, gap, doc, label):
+    band = _gap_band(doc)
+    claim_record(cid, gap.round(2), expected=doc, tolerance="reported", label=f"{label}, per seed")
+    return interval(claim_record, cid, gap, lambda lo, hi: within(lo, hi, band),
+                    f"equivalence: the 90 % interval of the mean paired gap inside {doc} ± 50 % "
+                    f"[{band[0]:g}, {band[1]:g}] (a gap between trained numbers, docs/statistics.md)", label,
+                    expected=doc)
+
 
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-01")
 def test_learned_weights_beat_uniform_by_14_at_full_scale(ladder_full, claim_record, claim_figure):
-    (gap,) = claim_record("ABL-01", ladder_full.val("mean+residual") - ladder_full.val("head-added"),
-                          expected=14, tolerance="[7, 21]", label="full scale")
     claim_figure("ABL-01", "ladder_full", draw_ladder(ladder_full, "the ablation ladder, full scale"))
-    assert 7 <= gap <= 21
+    gap = ladder_full.val("mean+residual") - ladder_full.val("head-added")
+    judge("ABL-01", _full_gap(claim_record, "ABL-01", gap, 14, "full scale: uniform - learned"), "about 14 points")
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-02")
 def test_four_heads_buy_3_points_at_full_scale(ladder_full, claim_record):
-    (gap,) = claim_record("ABL-02", ladder_full.val("head-added") - ladder_full.val("4-heads"),
-                          expected=3, tolerance="[1, 6]", label="full scale")
-    assert 1 <= gap <= 6
+    gap = ladder_full.val("head-added") - ladder_full.val("4-heads")
+    judge("ABL-02", _full_gap(claim_record, "ABL-02", gap, 3, "full scale: 1 head - 4 heads"), "about 3 points")
 
 
 @pytest.mark.gpu
-@pytest.mark.claim("ABL-03", "ABL-04")
-def test_the_residual_is_worth_188_for_the_mean_and_9_for_a_head(ladder_full, claim_record):
-    (mean_gain,) = ladder_full.val("mean") - ladder_full.val("mean+residual")
-    (head_gain,) = ladder_full.val("head-replacing") - ladder_full.val("head-added")
-    claim_record("ABL-04", mean_gain, expected=188, tolerance="[140, 240]", label="full scale: mean")
-    claim_record("ABL-03", head_gain, expected=9, tolerance="[4, 14]", label="full scale: head")
-    assert 140 <= mean_gain <= 240 and 4 <= head_gain <= 14
+@pytest.mark.claim("ABL-03")
+def test_the_residual_is_worth_9_for_a_head_at_full_scale(ladder_full, claim_record):
+    gap = ladder_full.val("head-replacing") - ladder_full.val("head-added")
+    judge("ABL-03", _full_gap(claim_record, "ABL-03", gap, 9, "full scale: replacing - added"), "about 9 points")
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("ABL-04")
+def test_the_residual_is_worth_188_for_the_mean_at_full_scale(ladder_full, claim_record):
+    gap = ladder_full.val("mean") - ladder_full.val("mean+residual")
+    judge("ABL-04", _full_gap(claim_record, "ABL-04", gap, 188, "full scale: mean - mean+residual"), "about 188 points")
 
 
 @pytest.mark.gpu
@@ -196,12 +223,15 @@ def test_layernorm_buys_1_8_at_full_scale(ladder_ln_full, claim_record):
         pytest.skip(f"ABL-05 is judged on its {len(declared)} declared paired seeds and {len(gap)} are recorded: run "
                     f"`python -m claims.evidence run --family ladder --arms +mlp,+layernorm --seeds "
                     f"{','.join(map(str, declared))}`")
-    m, lo, hi = mean_interval(gap)
+    # the declared seeds grew from 3 to 10 after the first three were read: a second look, at 97.5 %
+    m, lo, hi = mean_interval(gap, SECOND_LOOK)
     claim_record("ABL-05", [round(m, 2), round(lo, 2), round(hi, 2)], expected=1.8,
-                 tolerance="90 % interval inside [0.9, 2.7] (1.8 ± 50 %)", label="full scale: mean gap and 90 % interval")
+                 tolerance=f"equivalence, second look: the {SECOND_LOOK * 100:g} % interval inside [0.9, 2.7] "
+                           "(1.8 ± 50 %; docs/statistics.md)",
+                 label=f"full scale: mean gap and {SECOND_LOOK * 100:g} % interval")
     side = within(lo, hi, (0.9, 2.7))
     if side is None:
-        undecided(f"the 90 % interval of the mean gap, [{lo:.2f}, {hi:.2f}] over the {len(gap)} declared paired "
-                  "seeds, crosses an edge of [0.9, 2.7] (claims/rules.py: within); a larger sample would be a new "
-                  "rule, declared before it runs")
+        undecided(f"the {SECOND_LOOK * 100:g} % interval of the mean gap, [{lo:.2f}, {hi:.2f}] over the {len(gap)} "
+                  "declared paired seeds, crosses an edge of [0.9, 2.7] (claims/rules.py: within); a larger sample "
+                  "would be a third look, declared before it runs")
     assert side

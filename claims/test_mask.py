@@ -29,7 +29,7 @@ def test_chapter_demo_differences_are_float32_noise(claim_record):
     loop = torch.stack([x[: t + 1].mean(0) for t in range(128)])
     soft = F.softmax(additive_mask(128), dim=-1) @ x
     diff = claim_record("MASK-01", (loop - soft).abs().max().item(), expected=5.96e-8,
-                        tolerance="<= 1e-6 (a few float32 ulps)", label="loop vs softmax")
+                        tolerance="exact: <= 1e-6 (a few float32 ulps)", label="loop vs softmax")
     assert diff <= 1e-6
 
 

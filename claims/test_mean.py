@@ -1,5 +1,6 @@
 """IT 3.3 The mean as a context summariser: order-blind, dilutes the present."""
 import math
+import numpy as np
 
 import pytest
 import torch
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 
 from model import GPT, averaging_matrix
 from experiments.configs import ladder
+from claims.rules import beyond, interval, judge, within
 from claimcheck import diverges
 
 
@@ -46,7 +48,7 @@ def test_chapter_shuffle_demo_is_float_noise(claim_record):
     x = torch.randn(128, 128)
     A = averaging_matrix(128)
     diff = (A[-1] @ x - A[-1] @ x[torch.randperm(128)]).abs().max().item()
-    claim_record("AVG-04", diff, expected=2.98e-8, tolerance="<= 1e-6 (float32 reordering noise)")
+    claim_record("AVG-04", diff, expected=2.98e-8, tolerance="exact: <= 1e-6 (float32 reordering noise)")
     assert diff <= 1e-6
 
 
@@ -104,9 +106,11 @@ def test_at_position_100_the_current_token_is_one_hundredth(claim_record):
 @pytest.mark.claim("AVG-02")
 def test_averaging_the_context_is_several_times_worse_than_none(ladder_ci, claim_record):
     r = claim_record("AVG-02", ladder_ci.val("mean") / ladder_ci.val("no-context"), expected=4.16,
-                     tolerance="> 2 on every seed (CI scale: the ordering, not the 4x) (3 seeds: a replication check of the ordering, not a rate)",
-                     label="CI scale: mean / no context, per seed")
-    assert all(x > 2 for x in r)
+                     tolerance="reported", label="CI scale: mean / no context, per seed")
+    judge("AVG-02", interval(claim_record, "AVG-02", r, lambda lo, hi: beyond(lo, hi, 2),
+                             "comparison (CI scale: 'several times', not the 4x): the 90 % interval of the mean "
+                             "paired ratio above 2", "CI scale: mean / no context", expected=4.16),
+          "the mean is several times worse than no context")
 
 
 @pytest.mark.slow
@@ -115,9 +119,13 @@ def test_averaging_the_context_is_several_times_worse_than_none(ladder_ci, claim
 def test_positions_before_the_mean_barely_help(ladder_ci, claim_record):
     mean, pos, res = (ladder_ci.val(k) for k in ("mean", "mean+positions", "mean+residual"))
     share = (mean - pos) / (mean - res)
-    claim_record("AVG-06", share, expected=2.14 / 188, tolerance="< 0.1 of the gap the residual closes",
+    claim_record("AVG-06", share, expected=2.14 / 188, tolerance="reported",
                  label="CI scale: positions' share of the residual's gain, per seed")
-    assert all(abs(s) < 0.1 for s in share)
+    judge("AVG-06", interval(claim_record, "AVG-06", share, lambda lo, hi: within(lo, hi, (-0.1, 0.1)),
+                             "comparison (CI scale: 'barely'): the 90 % interval of the mean share inside ±0.1 of "
+                             "the gap the residual closes", "CI scale: positions' share of the residual's gain",
+                             expected=round(2.14 / 188, 4)),
+          "positions before the mean barely help")
 
 
 @pytest.mark.slow
@@ -125,9 +133,13 @@ def test_positions_before_the_mean_barely_help(ladder_ci, claim_record):
 @pytest.mark.claim("AVG-09")
 def test_the_residual_mean_contributes_nothing(ladder_ci, claim_record):
     r = claim_record("AVG-09", ladder_ci.val("mean+residual") / ladder_ci.val("no-context"),
-                     expected=60.45 / 59.71, tolerance=">= 0.97: no better than no context",
-                     label="CI scale: residual mean / no context, per seed")
-    assert all(x >= 0.97 for x in r)  # the uniform mean adds no information
+                     expected=60.45 / 59.71, tolerance="reported", label="CI scale: residual mean / no context, per seed")
+    # the uniform mean adds no information: the residual mean is no better than no context
+    judge("AVG-09", interval(claim_record, "AVG-09", r, lambda lo, hi: beyond(lo, hi, 0.97),
+                             "comparison: the 90 % interval of the mean paired ratio above 0.97 (no better than no "
+                             "context, with 3 % for 'nulla')", "CI scale: residual mean / no context",
+                             expected=round(60.45 / 59.71, 4)),
+          "the residual mean is no better than no context")
 
 
 @pytest.mark.slow
@@ -137,9 +149,11 @@ def test_the_residual_mean_contributes_nothing(ladder_ci, claim_record):
                    "context (the text: +1.2 %); the gpu tier checks the full configuration")
 def test_the_residual_mean_is_within_3_percent_of_no_context(ladder_ci, claim_record):
     r = ladder_ci.val("mean+residual") / ladder_ci.val("no-context")
-    claim_record("AVG-09", [x - 1 for x in r], expected=0.012, tolerance="|relative gap| < 3 % per seed",
-                 label="CI scale: relative gap, per seed")
-    assert all(abs(x - 1) < 0.03 for x in r)
+    claim_record("AVG-09", [x - 1 for x in r], expected=0.012, tolerance="reported", label="CI scale: relative gap, per seed")
+    judge("AVG-09", interval(claim_record, "AVG-09", r - 1, lambda lo, hi: within(lo, hi, (-0.03, 0.03)),
+                             "comparison: the 90 % interval of the mean relative gap inside ±3 % ('quasi', "
+                             "docs/statistics.md)", "CI scale: residual mean / no context - 1", expected=0.012),
+          "the residual mean is within 3 % of no context")
 
 
 @pytest.mark.slow
@@ -154,45 +168,55 @@ def test_a_counted_token_bigram_lands_where_the_no_context_model_does(shakespear
     fit, tune = split(train)
     k = min((10.0 ** e for e in range(-4, 1)), key=lambda k: NGram(2, 1024, k).fit(fit).perplexity(tune))
     ppl = claim_record("AVG-03", NGram(2, 1024, k).fit(train).perplexity(val), expected=59.71,
-                       tolerance="55-65 (catalogue: a counted bigram lands near the trained one)",
+                       tolerance="exact: 55-65 (catalogue: a counted bigram lands near the trained one)",
                        label=f"add-{k:g} token bigram, val ppl")
     assert 55 <= ppl <= 65
 
 
-# Full scale: one run per rung (the document reports one number per rung). Stated values
-# within 5 %: a rung's seed spread at CI scale is ~1-2 %, doubled for one unreplicated run.
-# Derived values (catalogue §2a: ±0.5 per rounded difference used) within 15 %.
+# Full scale: the document reports one number per rung. A trained number printed bare is judged
+# within 5 % (the word table, docs/statistics.md), a derived one within 15 % (catalogue §2a: ±0.5 per
+# rounded difference used), each on the 90 % interval of the seed mean: LADDER_FULL declares one
+# seed, which bounds nothing, so these read undecided until more seeds are recorded.
+
+def _near(claim_record, cid, x, doc, rel, label, why):
+    claim_record(cid, np.round(x, 2), expected=doc, tolerance="reported", label=f"{label}, per seed")
+    band = (doc * (1 - rel), doc * (1 + rel))
+    return interval(claim_record, cid, x, lambda lo, hi: within(lo, hi, band),
+                    f"equivalence: the 90 % interval of the seed mean inside {doc} ± {rel:.0%} ({why})", label,
+                    expected=doc)
+
 
 @pytest.mark.gpu
 @pytest.mark.claim("AVG-03")
 def test_no_context_baseline_is_59_71(ladder_full, claim_record):
-    (v,) = ladder_full.val("no-context")
-    claim_record("AVG-03", v, expected=59.71, tolerance="±5 %", label="full scale")
-    assert v == pytest.approx(59.71, rel=0.05)
+    judge("AVG-03", _near(claim_record, "AVG-03", ladder_full.val("no-context"), 59.71, 0.05, "full scale: no context",
+                          "a trained number printed bare"), "59.71")
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("AVG-02")
 def test_the_mean_is_four_times_worse_at_full_scale(ladder_full, claim_record):
-    (mean,), (noctx,) = ladder_full.val("mean"), ladder_full.val("no-context")
-    claim_record("AVG-02", mean, expected=248.45, tolerance="±15 % (derived)", label="full scale: mean")
+    mean, noctx = ladder_full.val("mean"), ladder_full.val("no-context")
     # "quattro volte peggiore", read as NORM-05 reads "otto volte": the ratio rounds to 4
-    ratio = claim_record("AVG-02", round(mean / noctx, 3), expected=4, tolerance="rounds to 4: [3.5, 4.5)",
-                         label="full scale: mean / no context")
-    assert mean == pytest.approx(248.45, rel=0.15) and round(ratio) == 4
+    ratio = interval(claim_record, "AVG-02", mean / noctx, lambda lo, hi: within(lo, hi, (3.5, np.nextafter(4.5, 0))),
+                     "comparison: the 90 % interval of the mean paired ratio inside [3.5, 4.5) ('quattro volte')",
+                     "full scale: mean / no context", expected=4)
+    level = _near(claim_record, "AVG-02", mean, 248.45, 0.15, "full scale: mean", "derived")
+    judge("AVG-02", None if None in (ratio, level) else ratio and level, "four times worse, the mean near 248.45")
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("AVG-06")
 def test_positions_gain_2_14_at_full_scale(ladder_full, claim_record):
-    (mean,), (pos,) = ladder_full.val("mean"), ladder_full.val("mean+positions")
-    claim_record("AVG-06", mean - pos, expected=2.14, tolerance="±2", label="full scale: gain")
-    assert abs((mean - pos) - 2.14) <= 2
+    gain = ladder_full.val("mean") - ladder_full.val("mean+positions")
+    claim_record("AVG-06", gain.round(2), expected=2.14, tolerance="reported", label="full scale: gain, per seed")
+    judge("AVG-06", interval(claim_record, "AVG-06", gain, lambda lo, hi: within(lo, hi, (1.07, 3.21)),
+                             "equivalence: the 90 % interval of the mean paired gain inside 2.14 ± 50 % (a gap between "
+                             "trained numbers, docs/statistics.md)", "full scale: gain", expected=2.14), "2.14 points")
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("AVG-09")
 def test_the_residual_mean_is_60_45(ladder_full, claim_record):
-    (res,) = ladder_full.val("mean+residual")
-    claim_record("AVG-09", res, expected=60.45, tolerance="±5 %", label="full scale")
-    assert res == pytest.approx(60.45, rel=0.05)
+    judge("AVG-09", _near(claim_record, "AVG-09", ladder_full.val("mean+residual"), 60.45, 0.05,
+                          "full scale: mean + residual", "a trained number printed bare"), "60.45")

@@ -32,7 +32,7 @@ def _hf():
 @pytest.mark.parametrize("d", [64, 128, 768, 1600, 12288])
 def test_two_thirds_of_every_block_is_the_mlp(d, claim_record):
     with_biases = claim_record("PARAM-01", mlp_params(d) / gpt2_block_params(d), expected=2 / 3,
-                               tolerance="in [0.66, 2/3]", label=f"d={d}")
+                               tolerance="exact: in [0.66, 2/3]", label=f"d={d}")
     assert 0.66 <= with_biases <= 2 / 3
     assert Fraction(8 * d * d, 12 * d * d) == Fraction(2, 3)  # bias-free: exactly
 
@@ -194,5 +194,5 @@ def test_a_gelu_outside_the_two_is_refused():
 def test_almost_a_third_is_the_embedding_table(claim_record):
     t = gpt2_small_table()
     share = claim_record("PARAM-12", t["token embeddings"] / t["total (weights tied)"], expected="≈1/3",
-                         tolerance="in (0.28, 0.34)")
+                         tolerance="exact: in (0.28, 0.34)")
     assert 0.28 < share < 0.34

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claims.rules import (ALPHA, TOST_LEVEL, beyond, inside, joint, mean_interval, rate_text, starts,
+from claims.rules import (ALPHA, RULES, TOST_LEVEL, beyond, check_tolerance, inside, joint, mean_interval, rate_text, rule_of, starts,
                           starts_joint, wide_level, within, EXISTS, MAJORITY, NEARLY_ALL)
 
 
@@ -172,3 +172,42 @@ def test_a_joint_claims_false_divergence_stays_at_one_parts_rate():
         naive += any(within(*mean_interval(x)[1:], band) is False for x, _ in parts)
     assert false / n <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / n)
     assert naive / n > 0.15
+
+
+# ---- every judged number names its rule (docs/statistics.md) -----------------------------------
+
+def _literal_tolerances():
+    """(file:line, text) of every literal ``tolerance=`` given to ``claim_record`` in claims/; an
+    f-string's text is its literal start. A computed tolerance (a name, a call) is left to the
+    suite's ``claim_record``, which checks every call when it runs."""
+    import ast
+    from pathlib import Path
+    out = []
+    for f in sorted(Path(__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "claim_record":
+                for kw in node.keywords:
+                    v = kw.value
+                    if kw.arg == "tolerance" and isinstance(v, ast.JoinedStr) and isinstance(v.values[0], ast.Constant):
+                        out.append((f"{f.name}:{node.lineno}", v.values[0].value))
+                    elif kw.arg == "tolerance" and isinstance(v, ast.Constant) and v.value is not None:
+                        out.append((f"{f.name}:{node.lineno}", v.value))
+    return out
+
+
+@pytest.mark.fast
+def test_every_judged_record_names_one_of_the_rules():
+    found = _literal_tolerances()
+    assert len(found) > 100  # the scan reads the claim tests, not nothing
+    assert [(where, text) for where, text in found if rule_of(text) is None] == []
+
+
+@pytest.mark.fast
+def test_every_rule_is_a_row_of_docs_statistics_and_a_bad_tolerance_is_one_line():
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "statistics.md").read_text(encoding="utf-8")
+    assert all(f"**{rule}" in doc for rule in RULES), [r for r in RULES if f"**{r}" not in doc]
+    assert rule_of("exact: rounds to 3 dp") == "exact" and rule_of(None) == "reported"
+    assert rule_of("start count, per start: > 0.4") == "start count" and rule_of("> 0 on every seed") is None
+    with pytest.raises(ValueError, match=r"claim_record\('X-01'\): the tolerance '> 0 on every seed' names no rule"):
+        check_tolerance("X-01", "> 0 on every seed")

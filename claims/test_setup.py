@@ -14,7 +14,7 @@ CHARS, TOKENS = 1_115_394, 459_760  # the document's figures
 @pytest.mark.fast
 @pytest.mark.claim("CORP-01")
 def test_chars_per_token_rounds_to_2_43(claim_record):
-    ratio = claim_record("CORP-01", CHARS / TOKENS, expected=2.43, tolerance="rounds to 2 dp",
+    ratio = claim_record("CORP-01", CHARS / TOKENS, expected=2.43, tolerance="exact: rounds to 2 dp",
                          label="chars/token from the document's counts")
     assert round(ratio, 2) == 2.43
 
@@ -37,7 +37,7 @@ def test_ladder_budget_is_the_documents(claim_record):
     predictions = claim_record("CORP-03", b.predictions(c.block_size), expected=24_576_000,
                                tolerance="exact", label="predicted tokens")
     assert predictions == 3000 * 64 * 128 == 24_576_000
-    epochs = claim_record("CORP-03", predictions / 413_784, expected=59.4, tolerance="±0.05",
+    epochs = claim_record("CORP-03", predictions / 413_784, expected=59.4, tolerance="exact: ±0.05",
                           label="epochs of the 90 % split")
     assert epochs == pytest.approx(59.4, abs=0.05)  # far from one pass: overfitting is possible
 
@@ -75,9 +75,9 @@ def test_the_corpus_has_1115394_characters(shakespeare_text, claim_record):
 @pytest.mark.claim("CORP-01")
 def test_bpe_1024_gives_459760_tokens_and_round_trips(shakespeare_text, shakespeare_tokens, claim_record):
     n = claim_record("CORP-01", len(shakespeare_tokens), expected=TOKENS,
-                     tolerance="±0.1 % (pre-tokenisation and tie-breaking details move a few tokens)",
+                     tolerance="exact: ±0.1 % (pre-tokenisation and tie-breaking details move a few tokens)",
                      label="tokens, our BPE")
-    ratio = claim_record("CORP-01", len(shakespeare_text) / n, expected=2.43, tolerance="rounds to 2.43",
+    ratio = claim_record("CORP-01", len(shakespeare_text) / n, expected=2.43, tolerance="exact: rounds to 2.43",
                          label="characters per token, our BPE")
     assert abs(n - TOKENS) <= 0.001 * TOKENS and round(ratio, 2) == 2.43
     _, bpe = data.bpe_tokens("tinyshakespeare", 1024)
@@ -96,7 +96,7 @@ def test_hugging_face_tokenizers_trained_alike_agree_with_ours(shakespeare_text,
                                      initial_alphabet=tk.pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator([shakespeare_text], trainer)
     theirs = claim_record("CORP-01", len(tok.encode(shakespeare_text).ids), expected=TOKENS,
-                          tolerance="within 0.1 % of ours", label=f"tokens, HF tokenizers {tk.__version__}")
+                          tolerance="exact: within 0.1 % of ours", label=f"tokens, HF tokenizers {tk.__version__}")
     assert abs(theirs - len(shakespeare_tokens)) <= 0.001 * len(shakespeare_tokens)
 
 
@@ -111,7 +111,7 @@ def test_the_token_split_is_ninety_ten_and_contiguous(shakespeare_tokens, claim_
     train, val = split(shakespeare_tokens)
     n = len(shakespeare_tokens)
     sizes = claim_record("CORP-02", [len(train), len(val)], expected=[413_784, 45_976],
-                         tolerance="each within 0.1 % (CORP-01's tolerance on N)", label="our token split")
+                         tolerance="exact: each within 0.1 % (CORP-01's tolerance on N)", label="our token split")
     assert abs(sizes[0] - 413_784) <= 0.001 * 413_784 and abs(sizes[1] - 45_976) <= 0.001 * 45_976
     assert abs(len(train) - 0.9 * n) < 1  # 90/10 of our N, to one token's rounding
     assert np.array_equal(np.concatenate([train, val]), shakespeare_tokens)  # contiguous: head, then tail

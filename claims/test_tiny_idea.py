@@ -42,7 +42,7 @@ def test_the_labs_numpy_demo_one_pass_equals_sixteen(claim_record):
     once = attend(X)
     alone = np.array([attend(X[:t + 1])[t] for t in range(T)])
     claim_record("TINY-03", float(np.abs(once - alone).max()), expected="True (np.allclose)",
-                 tolerance="np.allclose", label="max |one pass - 16 passes|")
+                 tolerance="exact: np.allclose", label="max |one pass - 16 passes|")
     assert np.allclose(once, alone)
 
 
@@ -61,7 +61,7 @@ def test_one_forward_pass_gives_sixteen_predictions_and_loss_terms():
 def test_perplexity_is_exp_mean_cross_entropy_and_the_demo_gives_7_26(claim_record):
     p_true = np.array([0.30, 0.05, 0.12, 0.20])
     ppl = claim_record("TINY-07", float(np.exp(-np.log(p_true).mean())), expected=7.26,
-                       tolerance="prints as 7.26")
+                       tolerance="exact: prints as 7.26")
     assert f"{ppl:.2f}" == "7.26"
     logits = torch.randn(3, 5, 34, dtype=torch.float64)
     targets = torch.randint(0, 34, (3, 5))
@@ -80,7 +80,7 @@ def test_a_model_that_knows_nothing_chooses_among_34(claim_record):
     x = torch.randint(0, 34, (64, 17))
     with torch.no_grad():
         ppl = claim_record("TINY-08", perplexity(m(x[:, :-1]), x[:, 1:]), expected=34,
-                           tolerance="[25, 45] at N(0, 0.02) init", label="untrained model")
+                           tolerance="exact: [25, 45] at N(0, 0.02) init", label="untrained model")
     assert 25 <= ppl <= 45
 
 

@@ -100,7 +100,7 @@ def test_positions_win_on_validation_at_3200_steps_with_disjoint_ranges(tiny_lab
     p = k_of_5(claim_record, "TINY-26", per_run((pe, nope)), "positions beat the same start without", k=5)
     claim_record("TINY-26", [[round(nope[0, :5].min(), 2), round(nope[0, :5].max(), 2)],
                              [round(pe[0, :5].min(), 2), round(pe[0, :5].max(), 2)]], expected=[[10.41, 10.99], [8.63, 9.47]],
-                 tolerance="another text: reported", label=f"{MAIN}, val at 3,200: no-PE range, PE range")
+                 tolerance="reported: another text", label=f"{MAIN}, val at 3,200: no-PE range, PE range")
     claim_figure("TINY-26", "tiny_lab_curves_no_positions", draw_lab(tiny_lab, positions=False))
     decide_parts("TINY-26", p)
 
@@ -120,6 +120,6 @@ def test_without_positions_the_net_is_as_good_as_a_bigram(tiny_lab, claim_record
                  label=f"{MAIN} ({TEXT}): |mean no-PE val at 3,200 - bigram| / bigram")
     p = k_of_5(claim_record, "TINY-27", per_run((rel, np.full_like(rel, 0.10))),
                "no-PE val at 3,200 within 10 % of the bigram", k=5)
-    claim_record("TINY-27", round(float(bigram[0, 0]), 2), expected=10.59, tolerance="another text: reported",
+    claim_record("TINY-27", round(float(bigram[0, 0]), 2), expected=10.59, tolerance="reported: another text",
                  label=f"main excerpt ({TEXT}): bigram val (add-k, k = {tiny_lab.grams[2][0]['k']} chosen on validation)")
     decide_parts("TINY-27", p)

@@ -48,7 +48,7 @@ def test_pythia_70m_is_about_fifteen_thousand_toys(claim_record):
         tie_word_embeddings=False, use_parallel_residual=True)
     with torch.device("meta"):
         n = count(tf.GPTNeoXForCausalLM(cfg))
-    ratio = claim_record("TINY-20", n / 4626, expected=15132, tolerance="≈15 thousand: in (14,000, 16,000)",
+    ratio = claim_record("TINY-20", n / 4626, expected=15132, tolerance="exact: ≈15 thousand: in (14,000, 16,000)",
                          label=f"Pythia-70M ({n:,} parameters) / 4,626")
     assert 14_000 < ratio < 16_000
 
@@ -114,7 +114,7 @@ def test_hand_written_gradients_match_autograd_and_finite_differences(claim_reco
     _, ours, cache = lab.forward(w[:, :-1], w[:, 1:])
     grads = lab.backward(cache)
     worst = max(np.abs(grads[k] - p.grad.numpy()).max() for k, p in m.named_parameters())
-    claim_record("TINY-10", worst, tolerance="< 1e-12 (float64)", label="max |grad numpy - grad autograd|")
+    claim_record("TINY-10", worst, tolerance="exact: < 1e-12 (float64)", label="max |grad numpy - grad autograd|")
     assert abs(ours - loss.item()) < 1e-12 and worst < 1e-12
     rng, h, rel = np.random.default_rng(0), 1e-6, []
     for k in grads:  # central differences on 12 coordinates of every tensor
@@ -130,7 +130,7 @@ def test_hand_written_gradients_match_autograd_and_finite_differences(claim_reco
             rel.append(abs(fd - grads[k][i]) / (1e-8 + 1e-6 * abs(grads[k][i])))
     # central differences at h = 1e-6: truncation ~h^2, round-off ~eps * loss / h ~ 4e-10,
     # so each error must be below 1e-8 absolute + 1e-6 relative
-    claim_record("TINY-10", max(rel), tolerance="<= 1 (error / (1e-8 + 1e-6 |grad|))",
+    claim_record("TINY-10", max(rel), tolerance="exact: <= 1 (error / (1e-8 + 1e-6 |grad|))",
                  label="worst finite-difference error, in units of the tolerance")
     assert max(rel) <= 1
 
@@ -138,7 +138,7 @@ def test_hand_written_gradients_match_autograd_and_finite_differences(claim_reco
 @pytest.mark.fast
 @pytest.mark.claim("TINY-10")
 def test_numpy_and_torch_give_the_same_losses_for_50_steps(claim_record):
-    worst = claim_record("TINY-10", _mirror(1, _random_batches(1, 50)), tolerance="< 1e-9 relative (float64)",
+    worst = claim_record("TINY-10", _mirror(1, _random_batches(1, 50)), tolerance="exact: < 1e-9 relative (float64)",
                          label="seed 1, 50 steps on random text: max relative loss difference")
     assert worst < 1e-9
 
@@ -165,7 +165,7 @@ def test_stacked_training_equals_single_runs():
 @pytest.mark.claim("TINY-10")
 def test_numpy_and_torch_agree_on_five_seeds_for_400_steps(claim_record):
     worst = claim_record("TINY-10", [_mirror(s, _lab_batches(s, 400)) for s in range(1, 6)],
-                         expected="the same numbers", tolerance="< 1e-9 relative (float64)",
+                         expected="the same numbers", tolerance="exact: < 1e-9 relative (float64)",
                          label=f"seeds 1-5, 400 steps of the lab on {TEXT}: max relative loss difference")
     assert max(worst) < 1e-9
 
@@ -175,7 +175,7 @@ def test_numpy_and_torch_agree_on_five_seeds_for_400_steps(claim_record):
 @pytest.mark.claim("TINY-10")
 def test_numpy_and_torch_agree_on_seed_1_for_6400_steps(claim_record):
     worst = claim_record("TINY-10", _mirror(1, _lab_batches(1, 6400)), expected="the same numbers",
-                         tolerance="< 1e-9 relative (float64)",
+                         tolerance="exact: < 1e-9 relative (float64)",
                          label=f"seed 1, 6,400 steps of the lab on {TEXT}: max relative loss difference")
     assert worst < 1e-9
 
@@ -241,7 +241,7 @@ def test_a_start_bottoms_at_3200_and_then_validation_rises_while_training_falls(
     k = exists(claim_record, "TINY-11", shows, "validation lowest at 3,200 and higher at 6,400 while train falls")
     claim_record("TINY-11", [round(va[0, 0, i], 2), round(va[0, 0, j], 2), round(tr[0, 0, i], 2),
                              round(tr[0, 0, j], 2)], expected="val 8.86 -> 9.54; train 6.34 -> 5.30",
-                 tolerance="another text and RNG: reported",
+                 tolerance="reported: another text and RNG",
                  label=f"our seed {tiny_lab.seeds[0]} ({TEXT}): val at 3,200, 6,400; train at 3,200, 6,400")
     claim_figure("TINY-11", "tiny_lab_curves", draw_lab(tiny_lab))
     decide_parts("TINY-11", k)
@@ -273,7 +273,7 @@ def test_validation_is_lowest_at_3200_on_4_of_5_starts_and_at_6400_on_the_fifth(
     p_3200 = k_of_5(claim_record, "TINY-12", at_3200, "validation lowest at 3,200", k=4)
     p_6400 = k_of_5(claim_record, "TINY-12", at_6400, "validation lowest at 6,400", k=1)
     claim_record("TINY-12", tiny_lab.steps[va[0, :5].argmin(-1)].tolist(), expected="3200 on 4 starts; start 2 at 6400",
-                 tolerance="seed labels do not carry over: reported", label=f"{MAIN}: step of the lowest validation")
+                 tolerance="reported: seed labels do not carry over", label=f"{MAIN}: step of the lowest validation")
     decide_parts("TINY-12", p_3200, p_6400)
 
 
@@ -329,8 +329,8 @@ def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step_on_every_st
     tri = tiny_lab.gram(3, "test")
     p = k_of_5(claim_record, "TINY-16", tiny16_runs(tiny_lab), "the 3-gram beats the net on test", k=5)
     claim_record("TINY-16", [round(net[0, :5].min(), 2), round(net[0, :5].max(), 2)], expected=[9.32, 10.17],
-                 tolerance="another text: reported", label=f"{MAIN}: net's test at its best-val step, range")
-    claim_record("TINY-16", round(tri[0, 0], 2), expected=8.26, tolerance="another text: reported",
+                 tolerance="reported: another text", label=f"{MAIN}: net's test at its best-val step, range")
+    claim_record("TINY-16", round(tri[0, 0], 2), expected=8.26, tolerance="reported: another text",
                  label=f"main excerpt: 3-gram test (add-k, k = {tiny_lab.grams[3][0]['k']} chosen on validation)")
     decide_parts("TINY-16", p)
 

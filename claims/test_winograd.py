@@ -48,7 +48,7 @@ def test_held_out_pairs_are_reversals_of_training_pairs(claim_record):
     # a model that knows which two nouns and which adjective, but not their order, is fooled
     lookup = {(frozenset((e.x, e.y)), e.adj): e.ref for e in task.train}
     acc = np.mean([lookup[frozenset((e.x, e.y)), e.adj] == e.ref for e in task.held_out])
-    claim_record("WINO-05", acc, expected="≤ 50 %", tolerance="<= 0.5", label="order-blind lookup, held out")
+    claim_record("WINO-05", acc, expected="≤ 50 %", tolerance="exact: <= 0.5", label="order-blind lookup, held out")
     assert acc <= 0.5
 
 
@@ -66,7 +66,7 @@ def test_chance_between_the_two_nouns_is_one_half():
 def test_a_uniform_average_puts_0_067_on_each_of_15_tokens(claim_record):
     prefix = Example("animal", "street", "tired").words()[:QUERY_AT + 1]
     assert len(prefix) == 15
-    assert round(claim_record("WINO-08", 1 / len(prefix), expected=0.067, tolerance="rounds to 3 dp"), 3) == 0.067
+    assert round(claim_record("WINO-08", 1 / len(prefix), expected=0.067, tolerance="exact: rounds to 3 dp"), 3) == 0.067
 
 
 def _block1_rows():
@@ -249,9 +249,9 @@ def test_on_the_leaky_task_the_bag_of_words_beats_one_block(winograd, claim_reco
 def test_the_bag_of_words_cannot_order_the_pair(winograd, claim_record):
     n = winograd.held_out("fixed")
     claim_record("WINO-07", winograd.final("fixed", "bag", "pair_accuracy"), expected=0.5,
-                 tolerance=f"<= 0.5 + 2 SE per seed (n={n})", label="bag: correct noun of the pair, per seed")
+                 tolerance=f"start count, per start: <= 0.5 + 2 SE per seed (n={n})", label="bag: correct noun of the pair, per seed")
     claim_record("WINO-07", winograd.final("fixed", "bag", "wrong_noun"), expected=0.5,
-                 tolerance=f"within ±{two_se(0.5, n):.3f} of 1/2 per seed (2 binomial SE: 'esattamente metà', docs/statistics.md)",
+                 tolerance=f"start count, per start: within ±{two_se(0.5, n):.3f} of 1/2 per seed (2 binomial SE: 'esattamente metà', docs/statistics.md)",
                  label="bag: answers the wrong noun of the pair, per seed")
     r = claim_record("WINO-07", starts(bag_at_chance_wrong_half(winograd), MAJORITY), expected="half", tolerance=MOST,
                      label=bag_at_chance_wrong_half.__doc__)
@@ -265,7 +265,7 @@ def test_the_bag_of_words_cannot_order_the_pair(winograd, claim_record):
                    "it puts its answer on one of the two nouns (per-seed accuracies in the report)")
 def test_the_bag_of_words_scores_27_9_percent(winograd, claim_record):
     claim_record("WINO-07", winograd.final("fixed", "bag"), expected=0.279,
-                 tolerance=f"±{two_se(0.279, winograd.held_out('fixed')):.3f} per seed (2 binomial SE of 27.9 %, docs/statistics.md)",
+                 tolerance=f"start count, per start: ±{two_se(0.279, winograd.held_out('fixed')):.3f} per seed (2 binomial SE of 27.9 %, docs/statistics.md)",
                  label="bag: accuracy over the vocabulary, per seed")
     r = claim_record("WINO-07", starts(bag_scores_27_9(winograd), MAJORITY), expected=0.279, tolerance=MOST,
                      label=bag_scores_27_9.__doc__)
@@ -276,7 +276,7 @@ def test_the_bag_of_words_scores_27_9_percent(winograd, claim_record):
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-11")
 def test_two_blocks_solve_the_fixed_task(winograd, claim_record, claim_figure):
-    claim_record("WINO-11", winograd.final("fixed", "2-blocks"), expected=1.0, tolerance=">= 0.98 (catalogue)",
+    claim_record("WINO-11", winograd.final("fixed", "2-blocks"), expected=1.0, tolerance="start count, per start: >= 0.98 (catalogue)",
                  label="two blocks, held out, per seed")
     claim_figure("WINO-11", "winograd_accuracy_vs_steps", _draw_curves(winograd))
     r = claim_record("WINO-11", starts(two_blocks_solve(winograd), MAJORITY), expected="100 %", tolerance=MOST,
@@ -291,7 +291,7 @@ def test_two_blocks_solve_the_fixed_task(winograd, claim_record, claim_figure):
           "nor land near 92.7 % (per-seed accuracies in the report)")
 def test_one_block_falls_short_of_two_near_92_7_percent(winograd, claim_record):
     claim_record("WINO-11", winograd.final("fixed", "1-block"), expected=0.927,
-                 tolerance=f"below two blocks and within ±{one_block_band(winograd):.3f} (2 binomial SE)",
+                 tolerance=f"start count, per start: below two blocks and within ±{one_block_band(winograd):.3f} (2 binomial SE)",
                  label="one block, held out, per seed")
     r = claim_record("WINO-11", starts(one_block_short_near_92_7(winograd), MAJORITY), expected=0.927, tolerance=MOST,
                      label=one_block_short_near_92_7.__doc__)
@@ -331,7 +331,7 @@ def _printed(winograd, block, claim_id, claim_record):
 @diverges("in our trained models block 1 does not concentrate on the "
                    "first noun at the scored position (per-seed rows in the report)")
 def test_block_1_carries_the_first_noun_forward(winograd, claim_record, claim_figure):
-    claim_record("WINO-09", _rows(winograd, "tired", 0)[:, X_AT].round(2).tolist(), expected=0.70, tolerance="> 0.4",
+    claim_record("WINO-09", _rows(winograd, "tired", 0)[:, X_AT].round(2).tolist(), expected=0.70, tolerance="start count, per start: > 0.4",
                  label="block 1, weight on the first noun (tired), per seed")
     _printed(winograd, 0, "WINO-09", claim_record)
     claim_figure("WINO-09", "winograd_maps", _draw_maps(winograd))
@@ -361,7 +361,7 @@ def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, claim_
     on_y = {adj: _rows(winograd, adj, 1)[:, Y_AT] for adj in ADJECTIVES}
     _printed(winograd, 1, "WINO-10", claim_record)
     claim_record("WINO-10", _rows(winograd, "wet", 1)[:, Y_AT].round(2).tolist(), expected=0.49,
-                 tolerance="±0.15, and the row's largest", label="block 2, weight on the other noun (wet), per seed")
+                 tolerance="start count, per start: ±0.15, and the row's largest", label="block 2, weight on the other noun (wet), per seed")
     r = claim_record("WINO-10", starts(block2_fetches_other_noun(winograd), MAJORITY), expected=0.49, tolerance=MOST,
                      label=block2_fetches_other_noun.__doc__)
     rule = np.array([all(on_y[a][i] > on_adj[a][i] for a in CROSSED)
@@ -380,7 +380,7 @@ def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, claim_
                    "reach 100 %")
 def test_block_2_reads_the_adjective_for_a_crosser_adjective(winograd, claim_record):
     r = claim_record("WINO-10", starts(block2_reads_crosser_adjective(winograd), MAJORITY), expected="all its weight",
-                     tolerance=f"weight > 0.5; {MOST}", label=block2_reads_crosser_adjective.__doc__)
+                     tolerance=f"start count, per start: weight > 0.5; {MOST}", label=block2_reads_crosser_adjective.__doc__)
     decide(r)
 
 

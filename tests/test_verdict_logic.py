@@ -345,6 +345,19 @@ def test_diff_compares_every_scale_and_tells_a_disagreement_from_a_scale_one_run
     assert diff(b, a)[1]["one_run"] == ["full"] and diff(b, b) == []
 
 
+def test_diff_shows_an_erratum_whose_kind_moved():
+    def c(kind):
+        return dict(_c("X", full="diverges"), status="diverges", scale="full",
+                    **({"diagnosis": {"kind": kind}} if kind else {}))
+    (row,) = diff({"claims": [c("unstated")]}, {"claims": [c("pending")]})
+    assert row == {"id": "X", "a": "diverges (full scale) [unstated]", "b": "diverges (full scale) [pending]",
+                   "disagrees": ["kind"], "one_run": []}
+    assert diff({"claims": [c("text")]}, {"claims": [c("text")]}) == []
+    # a kind only one report gives comes with a headline that moved, which the row already shows
+    (row,) = diff({"claims": [c(None)]}, {"claims": [c("pending")]})
+    assert row["disagrees"] == ["headline"]
+
+
 def test_unknown_ids_name_the_tests_that_use_them():
     tests = {"c/t.py::a": dict(t("passed"), claims=["X-01", "Y-09"]), "c/t.py::b": dict(t("passed"), claims=["Y-09"])}
     assert unknown_ids(REGISTRY, tests) == {"Y-09": ["c/t.py::a", "c/t.py::b"]}
