@@ -187,25 +187,27 @@ def test_learned_weights_beat_uniform_by_14_at_full_scale(ladder_full, claim_rec
     judge("ABL-01", _full_gap(claim_record, "ABL-01", gap, 14, "full scale: uniform - learned"), "about 14 points")
 
 
+def _ladder_gap(ladder_full, claim_record, cid, without, with_, doc):
+    gap = ladder_full.val(without) - ladder_full.val(with_)
+    judge(cid, _full_gap(claim_record, cid, gap, doc, f"full scale: {without} - {with_}"), f"about {doc} points")
+
+
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-02")
 def test_four_heads_buy_3_points_at_full_scale(ladder_full, claim_record):
-    gap = ladder_full.val("head-added") - ladder_full.val("4-heads")
-    judge("ABL-02", _full_gap(claim_record, "ABL-02", gap, 3, "full scale: 1 head - 4 heads"), "about 3 points")
+    _ladder_gap(ladder_full, claim_record, "ABL-02", "head-added", "4-heads", 3)
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-03")
 def test_the_residual_is_worth_9_for_a_head_at_full_scale(ladder_full, claim_record):
-    gap = ladder_full.val("head-replacing") - ladder_full.val("head-added")
-    judge("ABL-03", _full_gap(claim_record, "ABL-03", gap, 9, "full scale: replacing - added"), "about 9 points")
+    _ladder_gap(ladder_full, claim_record, "ABL-03", "head-replacing", "head-added", 9)
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-04")
 def test_the_residual_is_worth_188_for_the_mean_at_full_scale(ladder_full, claim_record):
-    gap = ladder_full.val("mean") - ladder_full.val("mean+residual")
-    judge("ABL-04", _full_gap(claim_record, "ABL-04", gap, 188, "full scale: mean - mean+residual"), "about 188 points")
+    _ladder_gap(ladder_full, claim_record, "ABL-04", "mean", "mean+residual", 188)
 
 
 @pytest.mark.gpu
