@@ -148,7 +148,7 @@ def bag_at_chance_wrong_half(runs, checkpoint="final"):
 
 
 def bag_scores_27_9(runs, checkpoint="final"):
-    """starts within 10 points of 27.9 % (fixed, bag)"""
+    """starts within 2 binomial SE of 27.9 % (fixed, bag)"""
     return np.abs(runs.final("fixed", "bag", checkpoint=checkpoint) - 0.279) <= two_se(0.279, runs.held_out("fixed"))
 
 
