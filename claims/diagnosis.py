@@ -76,17 +76,17 @@ class Point:
 
 @dataclass(frozen=True)
 class MoreSeeds:
-    """A second look at the grid's readings of the stated runs (its ``read.*`` points) on more
-    seeds, declared after the first seeds left them undecided and before the added seeds ran. It
-    supersedes the first look, which can no longer decide (its seeds are fixed), so the kind
-    follows the second look, a pass or a failure alike. Two looks give noise two chances to pass:
-    the first, committed alone, was a 5 % false pass; with a second one at ``level`` they are at
-    most 5 % + (1 - level) / 2 (Bonferroni), so the second is judged stricter than the first to
-    keep the excess small. The rule receives ``level`` as a keyword."""
-    seeds: tuple[int, ...]   # the first seeds and the added ones, consecutive
-    arms: tuple[str, ...]    # the arms the claim's rule reads: only these are trained again
-    why: str                 # why more seeds, and what they can decide
+    """A second look at some points of a grid on fresh seeds, declared after the first look and
+    before these seeds ran: the grid's readings of the stated runs (its ``read.*`` points), and the
+    trained points named in ``points``. A point explains a divergence only when both looks hold
+    (claimcheck.verdict.point_looks). Two looks give noise two chances to pass: with the second at
+    ``level`` they are at most 5 % + (1 - level) / 2 (Bonferroni), so the second is judged stricter
+    than the first. The rule receives ``level`` as a keyword."""
+    seeds: tuple[int, ...]   # fresh seeds, consecutive, all after the stated point's
+    arms: tuple[str, ...]    # the arms the claim's rule reads: only these are trained
+    why: str                 # why a second look, and what it can decide
     level: float = SECOND_LOOK
+    points: tuple[str, ...] = ()  # trained points looked at again, by name ("model.dropout=0.1")
 
 
 def vary(scale, setting: str, value):
@@ -112,15 +112,16 @@ class Grid:
     base: dict = None             # settings every point shares with the stated one (e.g. a curve)
     fixed: str = ""               # our setup was wrong and is fixed: what changed
     alternatives: tuple = ()      # (name, why, Scale): other readings of the text, whole configurations
-    more_seeds: MoreSeeds = None  # the read.* points again, on more seeds
+    more_seeds: MoreSeeds = None  # a second look at some points, on fresh seeds
     checks: int = 1               # the claim's separate checks its rule joins (Winograd: two tests)
 
     def __post_init__(self):
         m = self.more_seeds
-        if m and not (self.base and set(self.scale.seeds) < set(m.seeds) and set(m.arms) <= set(self.scale.arms)
-                      and tuple(m.seeds) == tuple(range(m.seeds[0], m.seeds[-1] + 1))):
-            raise ValueError(f"{self.claim}: more seeds read the stated point's own runs (a grid with a base) "
-                             "on a consecutive superset of its seeds, for arms it has")
+        reads = any(a.setting.startswith("read.") for a in self.axes)
+        if m and not (tuple(m.seeds) == tuple(range(m.seeds[0], m.seeds[-1] + 1)) and m.seeds[0] > max(self.scale.seeds)
+                      and set(m.arms) <= set(self.scale.arms) and (self.base or not reads)):
+            raise ValueError(f"{self.claim}: a second look is on fresh seeds, consecutive and after the stated point's, "
+                             "for arms it has (and a grid that reads the stated runs again has a base)")
         for axis in self.axes:
             where, _, name = axis.setting.partition(".")
             if where == "scale" and name not in {f.name for f in fields(self.scale)}:
@@ -153,10 +154,14 @@ class Grid:
                 out.append(Point(name, {**(self.base or {}), axis.setting: v}, scale, axis.why))
         for name, why, scale in self.alternatives:
             out.append(Point(name, {"reading": name}, scale, why))
-        if m := self.more_seeds:  # the same runs' folder: the first seeds are not trained again
-            more = replace(stated.scale, arms={a: stated.scale.arms[a] for a in m.arms}, seeds=tuple(m.seeds))
-            out += [Point(f"{p.name}, second look (seeds {m.seeds[0]}-{m.seeds[-1]})", p.settings, more, m.why,
-                          level=m.level, supersedes=p.name) for p in out if p.scale is stated.scale and p.read]
+        if m := self.more_seeds:  # each point's own folder, on its fresh seeds
+            unknown = set(m.points) - {p.name for p in out}
+            if unknown:
+                raise ValueError(f"{self.claim}: a second look names points the grid does not have: {sorted(unknown)}")
+            again = [p for p in out if (p.scale is stated.scale and p.read) or p.name in m.points]
+            out += [Point(f"{p.name}, second look (seeds {m.seeds[0]}-{m.seeds[-1]})", p.settings,
+                          replace(p.scale, arms={a: p.scale.arms[a] for a in m.arms}, seeds=tuple(m.seeds)), m.why,
+                          level=m.level, supersedes=p.name) for p in again]
         return [stated] + out
 
     def trained(self) -> list[Point]:

@@ -86,24 +86,29 @@ def test_a_shared_base_setting_gives_the_stated_point_runs_of_its_own():
     assert [p.name for p in g.trained()] == ["stated", "model.dropout=0.1"]
 
 
-def test_more_seeds_read_the_stated_runs_again_on_a_superset_at_a_stricter_level():
+def test_a_second_look_reads_its_points_again_on_fresh_seeds_at_a_stricter_level():
     s = _scale("base")  # seeds (0, 1), arms mean and 4-heads
     axes = (Axis("read.checkpoint", ("final", "best"), "w"), Axis("model.dropout", (0.0, 0.1), "w"))
-    more = MoreSeeds((0, 1, 2, 3, 4), ("mean",), "undecided on two")
+    more = MoreSeeds((2, 3, 4), ("mean",), "undecided on two", points=("model.dropout=0.1",))
     g = Grid("X-01", s, axes, base={"train.eval_every": 50}, more_seeds=more)
-    stated, best, drop, again = g.points()
-    assert again.name == "read.checkpoint=best, second look (seeds 0-4)" and again.why == "undecided on two"
+    stated, best, drop, again, drop_again = g.points()
+    assert again.name == "read.checkpoint=best, second look (seeds 2-4)" and again.why == "undecided on two"
     assert again.settings == best.settings  # the setting the text should state, nothing else
     assert again.read == {"checkpoint": "best", "level": 0.975} and again.supersedes == "read.checkpoint=best"
-    assert again.scale.name == stated.scale.name == "base@stated"  # the same folder: 0-1 are not trained again
-    assert list(again.scale.arms) == ["mean"] and again.scale.seeds == (0, 1, 2, 3, 4)
+    assert again.scale.name == stated.scale.name == "base@stated"  # the same folder, fresh seeds only
+    assert list(again.scale.arms) == ["mean"] and again.scale.seeds == (2, 3, 4)
     assert again.scale.spec("mean", (3,)) == stated.scale.spec("mean", (3,))
-    assert [p.name for p in g.trained()] == ["stated", "model.dropout=0.1", again.name]
-    for bad in (dict(more_seeds=more), dict(base={"train.eval_every": 50}, more_seeds=MoreSeeds((0, 1), ("mean",), "w")),
-                dict(base={"train.eval_every": 50}, more_seeds=MoreSeeds((0, 1, 2, 3), ("other",), "w")),
-                dict(base={"train.eval_every": 50}, more_seeds=MoreSeeds((0, 1, 2, 5), ("mean",), "w"))):
-        with pytest.raises(ValueError, match="more seeds read the stated point's own runs"):
+    assert drop_again.supersedes == "model.dropout=0.1" and drop_again.scale.name == drop.scale.name
+    assert drop_again.scale.seeds == (2, 3, 4) and drop_again.scale.arms["mean"].dropout == 0.1
+    assert [p.name for p in g.trained()] == ["stated", "model.dropout=0.1", again.name, drop_again.name]
+    for bad in (dict(more_seeds=more), dict(base={"train.eval_every": 50}, more_seeds=MoreSeeds((0, 1, 2), ("mean",), "w")),
+                dict(base={"train.eval_every": 50}, more_seeds=MoreSeeds((2, 3), ("other",), "w")),
+                dict(base={"train.eval_every": 50}, more_seeds=MoreSeeds((2, 3, 5), ("mean",), "w"))):
+        with pytest.raises(ValueError, match="a second look is on fresh seeds"):
             Grid("X-01", s, axes, **bad)
+    with pytest.raises(ValueError, match="names points the grid does not have"):
+        Grid("X-01", s, axes, base={"train.eval_every": 50},
+             more_seeds=MoreSeeds((2,), ("mean",), "w", points=("model.dropout=0.5",))).points()
     with pytest.raises(TypeError, match="takes level="):
         diagnosis_test(g, lambda runs, checkpoint="final": (0.0, None))
 
@@ -395,4 +400,4 @@ def test_every_grid_is_declared_under_a_seed_offset_too():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          env={**os.environ, "CLAIMS_SEED_OFFSET": "100"})
     assert out.returncode == 0, out.stderr[-500:]
-    assert out.stdout.split()[-2:] == ["100-109)", "100"]
+    assert out.stdout.split()[-2:] == ["103-109)", "103"]  # the fresh seeds 3-9, shifted

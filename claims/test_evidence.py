@@ -302,8 +302,9 @@ def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_pat
     for f, p, a, s in todo:
         if f == "norm" and p == "norm-full@stated":
             norm[a] = norm.get(a, ()) + s
-    more = seeds(*range(10))  # NORM-05/06's second look at the best checkpoint (claims/grids.py)
-    assert norm == {"pre+warmup": stated, **{a: more for a in ("pre", "post", "post+warmup")}}
+    more = seeds(*range(3, 10))  # NORM-05/06's second look at the best checkpoint, fresh seeds (claims/grids.py)
+    # the second look's fresh seeds first (it decides most), then the first look's
+    assert norm == {"pre+warmup": stated, **{a: more + stated for a in ("pre", "post", "post+warmup")}}
     assert not [t for t in todo if t[0] == "norm" and not t[1]]  # the stated point records them (same_run)
     assert ("norm", "norm-full@model.dropout=0.1", "post", stated) in todo
     # a recorded seed is no longer pending
@@ -380,5 +381,5 @@ def test_recording_a_grid_trains_each_point_on_its_own_arms_and_seeds(monkeypatc
     monkeypatch.setattr(evidence, "run", lambda fam, seeds, arms, **kw: calls.append((kw["point"], arms, seeds)) or [])
     evidence.record_grid("NORM-05")
     more = [c for c in calls if c[0] == "norm-full@stated" and len(c[2]) > 3]
-    assert more == [("norm-full@stated", ["pre", "post", "post+warmup"], list(seeds(*range(10))))]
+    assert more == [("norm-full@stated", ["pre", "post", "post+warmup"], list(seeds(*range(3, 10))))]
     assert ("norm-full@stated", ["pre", "pre+warmup", "post", "post+warmup"], list(seeds(0, 1, 2))) in calls
