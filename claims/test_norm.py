@@ -329,7 +329,7 @@ def test_warmup_barely_matters_for_pre_norm(norm_eq_ci, claim_record):
 @pytest.mark.scale("ci")
 @pytest.mark.claim("NORM-07")
 @diverges("at CI scale a 20 % warmup leaves post-norm failed, so its effect is "
-                   "not 10x pre-norm's on every seed; 50 % does rescue it (values in the report)")
+                   "not shown to be 10x pre-norm's; 50 % does rescue it (values in the report)")
 def test_warmup_is_the_patch_that_rescues_post_norm(norm_ci, claim_record):
     pre, pre_wu = norm_ci.val("pre"), norm_ci.val("pre+warmup")
     post = norm_ci.val("post")
