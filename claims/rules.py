@@ -194,25 +194,15 @@ MOST = start_rule(MAJORITY)
 
 
 def decide(r: dict, what: str = "") -> None:
-    """Assert a start count's verdict in the calling test: undecided when neither one-sided test
-    rejects, else the assertion (a failing one is a divergence under ``diverges``)."""
-    from claimcheck import undecided
-    if r["holds"] is None:
-        undecided(f"{what + ': ' if what else ''}{rate_text(r)}: neither one-sided exact test rejects at "
-                  f"alpha {ALPHA}; more starts decide (claims/rules.py: starts)")
-    assert r["holds"], rate_text(r)
+    """Assert one start count's verdict in the calling test (``judge``)."""
+    judge(what or "start count", r["holds"], rate_text(r))
 
 
 def decide_parts(claim_id: str, *parts) -> None:
     """Assert a claim of one or more start counts (``(ok, line)`` parts, ``starts_joint``) in the
-    calling test: undecided, or the assertion."""
-    from claimcheck import undecided
+    calling test (``judge``)."""
     shown, holds = starts_joint(parts)
-    text = "; ".join(rate_text(r) for r in shown)
-    if holds is None:
-        undecided(f"{claim_id}: {text}: no part is shown below its line (at alpha / {len(parts)}) and not every "
-                  "part above it; more starts decide (claims/rules.py: starts_joint)")
-    assert holds, f"{claim_id}: {text}"
+    judge(claim_id, holds, "; ".join(rate_text(r) for r in shown))
 
 
 def two_se(p: float, n: int) -> float:
@@ -232,12 +222,13 @@ def interval(claim_record, claim_id, x, check, tolerance: str, label: str, expec
 
 
 def judge(claim_id: str, side, what: str) -> None:
-    """Assert an interval rule's answer in the calling test: None is undecided (more seeds
+    """Assert a rule's answer in the calling test: None is undecided (an interval across its
+    band's edge or margin, one seed, or a start count neither test shows; more seeds or starts
     decide), False the failed assertion (a divergence under ``diverges``)."""
     from claimcheck import undecided
     if side is None:
-        undecided(f"{claim_id}: {what}: no interval decides (it crosses its band's edge or margin, or one seed "
-                  "bounds nothing); more seeds decide (claims/rules.py)")
+        undecided(f"{claim_id}: {what}: the rule cannot decide (an interval across its band's edge or margin, one "
+                  "seed, or a start count shown neither above nor below its line); more seeds decide (claims/rules.py)")
     assert side, f"{claim_id}: {what}"
 
 
