@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from claims import env  # first: the environment is read and validated once, before anything uses it
+from suite import settings as env  # first: the environment is read and validated once, before anything uses it
 
 pytest_plugins = ["pytester"]
 
@@ -46,7 +46,7 @@ def pytest_claimcheck_tier(item, tier):
     (fixtures/evidence/): milliseconds, so it runs in the fast tier, and ``pytest -m fast``
     shows the full-scale verdicts too. It still measures at the full scale."""
     if tier == "gpu" and "device" not in item.fixturenames:
-        from claims.scales import evidence_mode
+        from suite.scales import evidence_mode
         if evidence_mode():
             return "fast"
     return None
@@ -56,7 +56,7 @@ def pytest_claimcheck_run_info(config):
     """What the report says of the machine: torch, the device trained on, the CPU."""
     from importlib import metadata
 
-    from claims.pins import cpu_model
+    from suite.pins import cpu_model
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available() and env.DEVICE != "cpu":
         device = f"cuda ({torch.cuda.get_device_name(0)})"
@@ -76,7 +76,7 @@ def pytest_claimcheck_run_info(config):
 def device():
     """Where the gpu tier trains: CUDA, or the CPU when CLAIMS_DEVICE=cpu says so. Without
     either, a test that must train at full scale skips; full-scale claims then judge the
-    committed evidence instead (claims/evidence.py), and never ask for a device."""
+    committed evidence instead (suite/evidence/families.py), and never ask for a device."""
     import torch
     forced = env.DEVICE
     if not forced and not torch.cuda.is_available():

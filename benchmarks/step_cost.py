@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from claims.evidence import FAMILIES, scale_of
+from suite.evidence.families import FAMILIES, scale_of
 from experiments.train import _start, token_batches, fit
 
 

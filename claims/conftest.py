@@ -11,10 +11,10 @@ import torch
 
 from claimcheck.plugin import run_dir
 from claimcheck.progress import tracker
-from claims import env
-from claims.env import no_corpus
-from claims.rules import check_tolerance
-from claims.pins import PORTABLE_WHY, cpu_model, describe, tolerance
+from suite import settings as env
+from suite.settings import no_corpus
+from suite.rules import check_tolerance
+from suite.pins import PORTABLE_WHY, cpu_model, describe, tolerance
 from experiments import runs
 from experiments.data import CorpusUnavailable, bpe_tokens
 
@@ -24,7 +24,7 @@ PINS = Path(__file__).resolve().parents[1] / "fixtures" / "pins"
 @pytest.fixture
 def claim_record(claim_record):
     """The plugin's ``claim_record``, refusing a tolerance that names no rule of
-    docs/statistics.md (claims/rules.py RULES): every judged number says how it was judged."""
+    docs/statistics.md (suite/rules.py RULES): every judged number says how it was judged."""
     def record(claim_id, measured, expected=None, tolerance=None, label=None):
         check_tolerance(claim_id, tolerance)
         return claim_record(claim_id, measured, expected=expected, tolerance=tolerance, label=label)
@@ -55,12 +55,12 @@ def ensure_runs(shakespeare_tokens):
 def pin(request, ndarrays_regression):
     """``pin(name, values, meaning, config)``: compare ``values`` (dict of arrays) with the
     committed pin fixtures/pins/<name>.npz, or write it (with a provenance file) when it is
-    missing or regenerated. Each key's tolerance is ``claims.pins.tolerance(name, key)``.
+    missing or regenerated. Each key's tolerance is ``suite.pins.tolerance(name, key)``.
 
     A pin is a regression check of its own, never part of a claim's test: a stale pin fails
     its test in one line and leaves every verdict as it is. Trained values move between x86
     CPUs (kernel rounding, amplified by training), so each tolerance is derived from measured
-    movement (claims/pins.py), and pins skip when CLAIMS_SEED_OFFSET shifts the seeds.
+    movement (suite/pins.py), and pins skip when CLAIMS_SEED_OFFSET shifts the seeds.
     """
     assert not _claims_of_node(request.node), "a pin test names no claim"
 
@@ -104,15 +104,16 @@ def _claims_of_node(node):
 
 def _dump(request, name, arrays):
     """What a pin test measured, beside the report, so two machines' values can be compared
-    (``python -m claims.pins movement A/ B/``) and tolerances derived from the movement."""
+    (``python -m suite.pins movement A/ B/``) and tolerances derived from the movement."""
     out = run_dir(request.config)
     (out / "pins").mkdir(parents=True, exist_ok=True)
     (out / "pins" / f"{name}.json").write_text(json.dumps({k: v.tolist() for k, v in arrays.items()}))
 
 
-from claims import evidence, scales  # noqa: E402
-from claims.lab_report import TEXT as LAB_TEXT  # noqa: E402
-from claims.scales import LabRuns, Runs  # noqa: E402
+from suite.evidence import families as evidence
+from suite import scales  # noqa: E402
+from suite.lab_rules import TEXT as LAB_TEXT  # noqa: E402
+from suite.scales import LabRuns, Runs  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -134,7 +135,7 @@ def evidence_runs():
     return evidence.recorded_runs
 
 
-# ---- the scales of claims/scales.py, one session fixture each: what a test trained (or read) ----
+# ---- the scales of suite/scales.py, one session fixture each: what a test trained (or read) ----
 # A CI scale trains every arm up front, shared among xdist workers; a full scale trains an arm
 # when a test first reads it, on CUDA, or reads its committed evidence. Each fixture is its
 # scale's name in lower case.
@@ -188,16 +189,16 @@ def winograd(request):
 @pytest.fixture(scope="session")
 def lab_point_runs(tiny_lab):
     """``scale -> runs`` for a Polish-lab diagnosis grid: the stated scale's are the verdict's own
-    runs, a point's its committed record (claims/lab_evidence.py)."""
-    from claims.lab_evidence import point_runs
+    runs, a point's its committed record (suite/evidence/lab.py)."""
+    from suite.evidence.lab import point_runs
     return lambda scale: tiny_lab if scale.name == scales.TINY_LAB.name else point_runs(scale, tiny_lab)
 
 
 @pytest.fixture(scope="session")
 def winograd_point_runs(winograd):
     """``scale -> runs`` for a Winograd diagnosis grid: the stated scale's are the verdict's own
-    runs, a point's are its committed records (claims/winograd_evidence.py)."""
-    from claims.winograd_evidence import point_runs
+    runs, a point's are its committed records (suite/evidence/winograd.py)."""
+    from suite.evidence.winograd import point_runs
     return lambda scale: winograd if scale.name == scales.WINOGRAD.name else point_runs(scale, winograd)
 
 

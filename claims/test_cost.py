@@ -163,8 +163,8 @@ def test_tiled_attention_never_holds_more_than_one_tile_of_scores(claim_record):
 # ---- measured scaling: CPU (slow) and CUDA (gpu) --------------------------------------------
 
 from experiments.cost import CostConfig, measure, slope, table  # noqa: E402
-from claims.rules import TOST_LEVEL, inside  # noqa: E402
-from claims.scales import COST_CI  # noqa: E402
+from suite.rules import TOST_LEVEL, inside  # noqa: E402
+from suite.scales import COST_CI  # noqa: E402
 
 CPU_NS = COST_CI.ns
 

@@ -63,7 +63,7 @@ def test_ours_matches_pytorch_in_float64_for_any_shape(T, h, hs, seed):
 # ---- DEPTH-01: two blocks overfit ---------------------------------------------------------
 
 from claimcheck import undecided  # noqa: E402
-from claims.rules import SECOND_LOOK, TOST_LEVEL, beyond, joint, wide_level, within  # noqa: E402
+from suite.rules import SECOND_LOOK, TOST_LEVEL, beyond, joint, wide_level, within  # noqa: E402
 
 # A trained value moves by up to 2 % between two machines: a gap smaller than that is no verdict
 MACHINE_MOVE = 0.02
@@ -87,7 +87,7 @@ def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
     more than a machine moves a run (2 %), judged on the 90 % interval of the mean paired
     relative gap over the seeds: both lower ends above 2 % hold (one-sided tests at 5 %); a gap
     whose 95 % interval lies at or below 2 % fails (a disagreement, to review: two gaps, so
-    Bonferroni, claims/rules.py: joint); anything else is undecided."""
+    Bonferroni, suite/rules.py: joint); anything else is undecided."""
     gains = _gaps(depth_ci)
     # the seeds grew from 3 to 8 after the first three were read: a second look, at 97.5 %
     shown, holds = joint([(g, _above_machine) for g in gains.values()], SECOND_LOOK)
@@ -100,7 +100,7 @@ def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
     if holds is None:
         undecided(f"DEPTH-01 (CI): a gap's {SECOND_LOOK * 100:g} % interval straddles the {MACHINE_MOVE:.0%} margin, "
                   f"or lies below it but not at {wide_level(SECOND_LOOK, 2) * 100:.3g} %, over {len(depth_ci.seeds)} "
-                  "seeds (claims/rules.py: beyond, joint); a larger DEPTH_CI would be a third look, declared first")
+                  "seeds (suite/rules.py: beyond, joint); a larger DEPTH_CI would be a third look, declared first")
     assert holds, {label: [round(x, 4) for x in mi] for label, mi in zip(gains, shown)}
 
 
@@ -111,7 +111,7 @@ def depth01_rule(runs, checkpoint="final", level=TOST_LEVEL):
     """The four numbers within ±10 % (the catalogue's band; their 90 % intervals inside it), and
     overfitting as at CI scale: two blocks better on train and worse on validation, each by more
     than a machine moves a run (2 %), on the 90 % interval of the mean paired relative gap over
-    the seeds. The six parts joined by claims/rules.py's ``joint``: ({part: [mean, lo, hi]},
+    the seeds. The six parts joined by suite/rules.py's ``joint``: ({part: [mean, lo, hi]},
     True / False / None). The verdict and every point of its grid are judged by it."""
     bands = {f"{arm} {what}": (getattr(runs, what)(arm, checkpoint),
                                lambda lo, hi, doc=doc: within(lo, hi, (0.9 * doc, 1.1 * doc)))
@@ -133,7 +133,7 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
                      label=f"full scale: {arm} train, val per seed {list(depth_full.seeds)}")
     if len(depth_full.seeds) < len(depth_full.scale.seeds):
         pytest.skip(f"DEPTH-01 is judged on {len(depth_full.scale.seeds)} paired seeds and {len(depth_full.seeds)} "
-                    "are recorded: run `python -m claims.evidence run --family ladder --arms +layernorm,2-blocks "
+                    "are recorded: run `python -m suite.evidence.families run --family ladder --arms +layernorm,2-blocks "
                     "--seeds 0,1,2`")
     value, holds = depth01_rule(depth_full)
     claim_record("DEPTH-01", value,
@@ -142,29 +142,29 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
                               for what, doc in zip(("train", "val"), docs)}},
                  tolerance=f"joint: 90 % intervals inside ±10 % of the four numbers; each gap's above {MACHINE_MOVE}; "
                            f"a part outside only at {wide_level(TOST_LEVEL, len(value)) * 100:.3g} % "
-                           "(claims/rules.py: joint)",
+                           "(suite/rules.py: joint)",
                  label="full scale: 2 blocks' train gain and val loss (relative), and the four perplexities: "
                        "mean and 90 % interval")
     if holds is None:  # the declared second look decides, on fresh seeds (scales.DEPTH_MORE_FULL)
-        from claims import evidence
-        from claims.scales import DEPTH_MORE_FULL
+        from suite.evidence import families as evidence
+        from suite.scales import DEPTH_MORE_FULL
         fam = evidence.family_of(DEPTH_MORE_FULL.name)
         done = [s for s in DEPTH_MORE_FULL.seeds if all(evidence.path(fam, a, s).is_file() for a in DEPTH_MORE_FULL.arms)]
         if len(done) < len(DEPTH_MORE_FULL.seeds):  # no verdict on part of a declared sample
             undecided(f"DEPTH-01 (full): undecided on seeds {list(depth_full.seeds)}; its declared second look has "
                       f"{len(done)} of {len(DEPTH_MORE_FULL.seeds)} fresh seeds recorded "
-                      "(`python -m claims.evidence pending --record` on a GPU)")
+                      "(`python -m suite.evidence.families pending --record` on a GPU)")
         more = evidence.recorded_runs(DEPTH_MORE_FULL)
         value, holds = depth01_rule(more, level=SECOND_LOOK)
         claim_record("DEPTH-01", value, tolerance=f"joint, second look: {SECOND_LOOK * 100:g} % intervals, as above",
                      label=f"full scale, second look (seeds {more.seeds[0]}-{more.seeds[-1]}): mean and interval")
     if holds is None:
         undecided(f"DEPTH-01 (full): a part's interval crosses its band's edge or the {MACHINE_MOVE:.0%} margin, or "
-                  "lies outside but not at its Bonferroni level (claims/rules.py: within, beyond, joint)")
+                  "lies outside but not at its Bonferroni level (suite/rules.py: within, beyond, joint)")
     assert holds, value
 
 
-from claims.diagnosis import diagnosis_test  # noqa: E402
-from claims.grids import DEPTH_GRID  # noqa: E402
+from suite.diagnosis import diagnosis_test  # noqa: E402
+from suite.diagnosis_grids import DEPTH_GRID  # noqa: E402
 
 test_depth01_diagnosis = diagnosis_test(DEPTH_GRID, depth01_rule)

@@ -8,7 +8,7 @@ from model import GPT
 from experiments.configs import ladder
 from model.params import config_params, count
 from claimcheck import undecided
-from claims.rules import SECOND_LOOK, beyond, interval, judge, mean_interval, within
+from suite.rules import SECOND_LOOK, beyond, interval, judge, mean_interval, within
 
 # At CI scale a gap's size is not the document's; only its sign is measured (the weaker form).
 CI_SIGN = "comparison (CI scale: the sign only): the 90 % interval of the mean paired gap above 0"
@@ -64,7 +64,7 @@ def test_the_shakespeare_model_is_about_half_a_million_parameters(claim_record):
 
 def draw_ladder(ladder, title):
     """Bar chart, document beside measured, and the validation curve of every rung."""
-    from claims.scales import DOC_LADDER
+    from suite.scales import DOC_LADDER
 
     def draw(fig):
         names = list(ladder.scale.arms)
@@ -150,7 +150,7 @@ def test_layernorm_helps_a_little(ladder_ci, claim_record):
 @pytest.mark.slow
 def test_the_ci_ladder_matches_its_pin(ladder_ci, pin):
     """Per-seed perplexities of every rung, and the first logged training loss."""
-    from claims.scales import LADDER_CI
+    from suite.scales import LADDER_CI
     values = {f"{r}/val": ladder_ci.val(r) for r in LADDER_CI.arms}
     values.update({f"{r}/train": ladder_ci.train(r) for r in LADDER_CI.arms})
     values.update({f"{r}/early": [ladder_ci.run(r, s).curve["loss"][0] for s in LADDER_CI.seeds]
@@ -215,7 +215,7 @@ def test_the_residual_is_worth_188_for_the_mean_at_full_scale(ladder_full, claim
 def test_layernorm_buys_1_8_at_full_scale(ladder_ln_full, claim_record):
     """1.8 +- 50 % ([0.9, 2.7]), the rule of the other ladder gaps; the effect is small beside the
     seed spread, so it is the mean paired gap over the declared seeds (scales.LADDER_LN_FULL),
-    and its 90 % interval must lie inside the band (TOST, claims/rules.py); across an edge it is
+    and its 90 % interval must lie inside the band (TOST, suite/rules.py); across an edge it is
     undecided."""
     gap = ladder_ln_full.val("+mlp") - ladder_ln_full.val("+layernorm")  # paired by seed
     claim_record("ABL-05", gap.round(2), expected=1.8, tolerance="reported",
@@ -223,7 +223,7 @@ def test_layernorm_buys_1_8_at_full_scale(ladder_ln_full, claim_record):
     declared = ladder_ln_full.scale.seeds
     if len(gap) < len(declared):  # no verdict on a part of the sample: that would be peeking
         pytest.skip(f"ABL-05 is judged on its {len(declared)} declared paired seeds and {len(gap)} are recorded: run "
-                    f"`python -m claims.evidence run --family ladder --arms +mlp,+layernorm --seeds "
+                    f"`python -m suite.evidence.families run --family ladder --arms +mlp,+layernorm --seeds "
                     f"{','.join(map(str, declared))}`")
     # the declared seeds grew from 3 to 10 after the first three were read: a second look, at 97.5 %
     m, lo, hi = mean_interval(gap, SECOND_LOOK)
@@ -234,6 +234,6 @@ def test_layernorm_buys_1_8_at_full_scale(ladder_ln_full, claim_record):
     side = within(lo, hi, (0.9, 2.7))
     if side is None:
         undecided(f"the {SECOND_LOOK * 100:g} % interval of the mean gap, [{lo:.2f}, {hi:.2f}] over the {len(gap)} "
-                  "declared paired seeds, crosses an edge of [0.9, 2.7] (claims/rules.py: within); a larger sample "
+                  "declared paired seeds, crosses an edge of [0.9, 2.7] (suite/rules.py: within); a larger sample "
                   "would be a third look, declared before it runs")
     assert side

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from model import GPT, averaging_matrix
 from experiments.configs import ladder
-from claims.rules import beyond, interval, joint_record, judge, within
+from suite.rules import beyond, interval, joint_record, judge, within
 from claimcheck import diverges
 
 

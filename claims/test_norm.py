@@ -7,9 +7,9 @@ from scipy import stats
 
 from model import MLP, Block, MultiHeadAttention
 from claimcheck import diverges, undecided
-from claims.rules import MAJORITY, MOST, SECOND_LOOK, TOST_LEVEL, beyond, decide, interval, joint, judge, mean_interval, starts, wide_level, within
-from claims.diagnosis import check_kind
-from claims.scales import NORM03_GRADS, NORM03_MORE
+from suite.rules import MAJORITY, MOST, SECOND_LOOK, TOST_LEVEL, beyond, decide, interval, joint, judge, mean_interval, starts, wide_level, within
+from suite.diagnosis import check_kind
+from suite.scales import NORM03_GRADS, NORM03_MORE
 
 
 
@@ -138,7 +138,7 @@ def _rises(band):
 
 def norm03_judge(gn, seeds=SEEDS, level=TOST_LEVEL) -> tuple[dict, bool | None]:
     """Per norm, the interval (at ``level``) of the mean last/first ratio over ``seeds`` against its
-    band, the two joined by claims/rules.py's ``joint``: ({norm: [mean, lo, hi]}, True / False / None)."""
+    band, the two joined by suite/rules.py's ``joint``: ({norm: [mean, lo, hi]}, True / False / None)."""
     norms = ("pre", "post")
     shown, holds = joint([([gn[norm, s][-1] / gn[norm, s][0] for s in seeds], _rises(RATIO_BANDS[norm]))
                           for norm in norms], level)
@@ -160,7 +160,7 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
     for norm, doc in (("pre", 1.32), ("post", 1.65)):
         claim_record("NORM-03", value[norm], expected=doc,
                      tolerance=f"joint: 90 % interval inside {list(RATIO_BANDS[norm])}; outside only at "
-                               f"{wide_level(TOST_LEVEL, 2) * 100:.3g} % (claims/rules.py: joint)",
+                               f"{wide_level(TOST_LEVEL, 2) * 100:.3g} % (suite/rules.py: joint)",
                      label=f"{norm}-norm last/first: mean and 90 % interval, seeds {SEEDS[0]}-{SEEDS[-1]} (first look)")
     if holds is None:  # the declared second look decides (scales.NORM03_MORE), on fresh seeds only
         more = NORM03_MORE.seeds
@@ -175,7 +175,7 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
                                f"{more[0]}-{more[-1]} (second look)")
     if holds is None:
         undecided(f"a ratio's interval crosses an edge of its band on both looks (pre {value['pre']}, post "
-                  f"{value['post']}; claims/rules.py: joint)")
+                  f"{value['post']}; suite/rules.py: joint)")
     assert holds, value
 
 
@@ -214,7 +214,7 @@ def test_norm03_diagnosis(norm03_grads, grad_norms_by_reduction, claim_diagnosis
 
 # ---- training: pre- vs post-norm, with and without warmup (NORM-04 ... NORM-07) ---------------
 #
-# CI scale (claims/scales.py NORM_CI): 6 blocks at d 64, 300 steps at 6e-3, 3 seeds, warmup 20 %
+# CI scale (suite/scales.py NORM_CI): 6 blocks at d 64, 300 steps at 6e-3, 3 seeds, warmup 20 %
 # of the steps (the document's 200 of 1000) and, beside it, 50 %. Full scale (NORM_FULL): the
 # document's 12 blocks at d 128, 1000 steps at 3e-3, 200 warmup steps, on the gpu tier.
 
@@ -300,7 +300,7 @@ def test_post_norm_with_warmup_matches_pre_norm(norm_ci, claim_record):
                  tolerance=f"comparison: 90 % interval inside ±{EXACTLY} ('esattamente', TOST)",
                  label="(post+warmup - pre) / pre, warmup 20 %: mean and 90 % interval over the paired seeds")
     if side is None:
-        undecided(f"NORM-06 (CI): the 90 % interval {value[1:]} crosses an edge of ±{EXACTLY} (claims/rules.py: within)")
+        undecided(f"NORM-06 (CI): the 90 % interval {value[1:]} crosses an edge of ±{EXACTLY} (suite/rules.py: within)")
     assert side, value
 
 
@@ -321,7 +321,7 @@ def test_warmup_barely_matters_for_pre_norm(norm_eq_ci, claim_record):
                  label="pre-norm: 90 % interval of the mean effect of warmup")
     side = within(lo, hi, (-BARELY, BARELY))
     if side is None:
-        undecided(f"the 90 % interval [{lo:.4f}, {hi:.4f}] crosses an edge of +-{BARELY} (claims/rules.py: within)")
+        undecided(f"the 90 % interval [{lo:.4f}, {hi:.4f}] crosses an edge of +-{BARELY} (suite/rules.py: within)")
     assert side, f"90 % interval [{lo:.4f}, {hi:.4f}] lies outside +-{BARELY}"
 
 
@@ -348,9 +348,9 @@ def test_warmup_is_the_patch_that_rescues_post_norm(norm_ci, claim_record):
           "warmup matters ten times more for post-norm")
 
 
-# Each full-scale rule is a function of the runs, so that the diagnosis grid (claims/grids.py)
+# Each full-scale rule is a function of the runs, so that the diagnosis grid (suite/diagnosis_grids.py)
 # judges every point by the verdict's own rule: (value, holds), holds True / False / None
-# (claims/rules.py: an interval inside its band, wholly outside it, or across an edge).
+# (suite/rules.py: an interval inside its band, wholly outside it, or across an edge).
 # ``checkpoint``: how a run is read. The intervals are over the declared seeds (NORM_FULL: 3):
 # one seed bounds nothing.
 
@@ -364,7 +364,7 @@ NORM05_POST = (308.05 * 0.95, 308.05 * 1.05)  # a trained number printed bare: +
 def norm04_rule(runs, checkpoint="final", level=TOST_LEVEL):
     """The table: each healthy arm's mean over the seeds within 5 % of 37.8, and post-norm without
     warmup failed (above 100), each on its 90 % interval (``level``: a grid's second look,
-    claims.diagnosis.MoreSeeds), the four joined by claims/rules.py's ``joint`` (one arm outside
+    suite.diagnosis.MoreSeeds), the four joined by suite/rules.py's ``joint`` (one arm outside
     decides only at its Bonferroni level): ({arm: [mean, lo, hi]}, holds)."""
     arms = (*HEALTHY, "post")
     shown, holds = joint([(runs.val(arm, checkpoint), (lambda lo, hi: within(lo, hi, NORM04_BAND)) if arm in HEALTHY
@@ -401,7 +401,7 @@ def _declared(claim, runs):
     be peeking): until they are recorded, the test skips and names the command."""
     if len(runs.seeds) < len(runs.scale.seeds):
         pytest.skip(f"{claim} is judged on the {len(runs.scale.seeds)} declared seeds of NORM_FULL and "
-                    f"{len(runs.seeds)} are recorded: run `python -m claims.evidence run --family norm --point "
+                    f"{len(runs.seeds)} are recorded: run `python -m suite.evidence.families run --family norm --point "
                     f"'norm-full@stated' --seeds {','.join(map(str, runs.scale.seeds))}` (the grid's stated point "
                     "records the family's seeds too)")
 
@@ -411,7 +411,7 @@ def _judge(claim, runs, side, what):
     only at 90 %, not at its Bonferroni level), else the assertion."""
     if side is None:
         undecided(f"{claim} (full): over {len(runs.seeds)} seeds a 90 % interval crosses an edge of its band, or "
-                  "a part's lies outside it but not at its Bonferroni level (claims/rules.py: within, beyond, "
+                  "a part's lies outside it but not at its Bonferroni level (suite/rules.py: within, beyond, "
                   "joint); more seeds would be a new rule, declared before they run")
     assert side, what
 
@@ -429,7 +429,7 @@ def test_the_norm_table_at_full_scale(norm_full, claim_record, claim_figure):
     value, side = norm04_rule(norm_full)
     claim_record("NORM-04", value, expected=DOC_NORM,
                  tolerance=f"joint: 90 % intervals of the seed means: healthy arms inside 37.8 ± 5 %; post above 100; "
-                           f"an arm outside only at {wide_level(TOST_LEVEL, 4) * 100:.3g} % (claims/rules.py: joint)",
+                           f"an arm outside only at {wide_level(TOST_LEVEL, 4) * 100:.3g} % (suite/rules.py: joint)",
                  label="the four arms (full): mean and 90 % interval over the seeds")
     _judge("NORM-04", norm_full, side, value)
 
@@ -450,7 +450,7 @@ def test_post_norm_without_warmup_is_eight_times_worse_at_full_scale(norm_full, 
     value, side = norm05_rule(norm_full)
     claim_record("NORM-05", value, expected={"post / pre": 8.15, "post": DOC_NORM["post"]},
                  tolerance=f"joint: 90 % intervals: the mean paired ratio inside [7.5, 8.5), post inside 308.05 ± 5 %; "
-                           f"either outside only at {wide_level(TOST_LEVEL, 2) * 100:.3g} % (claims/rules.py: joint)",
+                           f"either outside only at {wide_level(TOST_LEVEL, 2) * 100:.3g} % (suite/rules.py: joint)",
                  label="post / pre and post (full): mean and 90 % interval")
     _judge("NORM-05", norm_full, side, value)
 
@@ -481,10 +481,10 @@ def test_warmup_barely_matters_for_pre_norm_at_full_scale(norm_full, claim_recor
     _judge("NORM-07", norm_full, side, value)
 
 
-# ---- the diagnosis of each divergence: its rule at every point of its grid (claims/grids.py) ----
+# ---- the diagnosis of each divergence: its rule at every point of its grid (suite/diagnosis_grids.py) ----
 
-from claims.diagnosis import diagnosis_test  # noqa: E402
-from claims.grids import NORM_GRIDS  # noqa: E402
+from suite.diagnosis import diagnosis_test  # noqa: E402
+from suite.diagnosis_grids import NORM_GRIDS  # noqa: E402
 
 test_norm04_diagnosis = diagnosis_test(NORM_GRIDS["NORM-04"], norm04_rule)
 test_norm05_diagnosis = diagnosis_test(NORM_GRIDS["NORM-05"], norm05_rule)

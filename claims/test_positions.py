@@ -173,14 +173,14 @@ def test_alibi_is_a_linear_distance_penalty_with_one_slope_per_head():
 
 # ---- training: five schemes trained at window 64, scored at 64, 128 and 256 --------------------
 #
-# CI scale (claims/scales.py POS_CI): 2 blocks at d 64, 600 steps, 3 seeds. Full (POS_FULL): the
+# CI scale (suite/scales.py POS_CI): 2 blocks at d 64, 600 steps, 3 seeds. Full (POS_FULL): the
 # ladder's width 128 and 3000 steps at window 64. Weight decay is off in both, so the learned
 # table's rows 64..255 are exactly their initial random vectors when scored (POS-05).
 
 import numpy as np  # noqa: E402
 
-from claims.rules import above, below, interval, joint_record, judge, within  # noqa: E402
-from claims.scales import POS_LENGTHS, POS_SCHEMES  # noqa: E402
+from suite.rules import above, below, interval, joint_record, judge, within  # noqa: E402
+from suite.scales import POS_LENGTHS, POS_SCHEMES  # noqa: E402
 
 DOC_ALIBI = (44.95, 42.49)  # ALiBi at 64 and at the longest window (IT L159)
 
@@ -246,7 +246,7 @@ def test_learned_positions_win_at_the_training_length(pos_ci, claim_record):
           "learned positions win at the training length")
 
 
-# Each rule as its parts, (label, per-seed values, check), joined by claims/rules.py's joint, so a
+# Each rule as its parts, (label, per-seed values, check), joined by suite/rules.py's joint, so a
 # claim judged at CI and at full scale, alone or with its other half, is one sentence of k parts.
 
 def _wins(t):

@@ -5,7 +5,7 @@ import pytest
 from experiments.configs import shakespeare_config
 from experiments.data import split
 from experiments.train import SHAKESPEARE_FULL
-from claims.env import no_corpus
+from suite.settings import no_corpus
 
 
 CHARS, TOKENS = 1_115_394, 459_760  # the document's figures
@@ -250,7 +250,7 @@ def test_no_network_says_how_to_fix_it(monkeypatch, tmp_path):
 @pytest.mark.fast
 def test_a_missing_corpus_skips_in_one_line_or_fails_where_data_is_required(monkeypatch):
     err = data.CorpusUnavailable("tinyshakespeare.txt is not in CLAIMS_DATA_DIR or the cache")
-    from claims import env
+    from suite import settings as env
     monkeypatch.setattr(env, "REQUIRE_DATA", False)
     with pytest.raises(pytest.skip.Exception, match="^tinyshakespeare.txt is not in CLAIMS_DATA_DIR"):
         no_corpus(err)

@@ -213,14 +213,14 @@ def test_a_saturated_softmax_passes_almost_no_gradient(claim_record):
 
 # ---- training with and without the division (SQRT-09 ... SQRT-13) ------------------------------
 #
-# CI scale (claims/scales.py SQRT_CI): one head on d_model 64, window 64, batch 16, 1000 steps at
+# CI scale (suite/scales.py SQRT_CI): one head on d_model 64, window 64, batch 16, 1000 steps at
 # 3e-3, 3 seeds, head widths 32, 128, 256 and 1024. Full (SQRT_FULL): the document's 1500 steps
 # at batch 32 on d_model 128. Attention statistics come from a fixed held-out batch, every 100
 # steps (model.attention_maps.attention_summary).
 
-from claims.rules import (MAJORITY, MOST, above, below, decide, interval, joint, joint_record, judge,  # noqa: E402
+from suite.rules import (MAJORITY, MOST, above, below, decide, interval, joint, joint_record, judge,  # noqa: E402
                           mean_interval, starts, two_se, within)
-from claims.scales import SQRT_WIDTHS  # noqa: E402
+from suite.scales import SQRT_WIDTHS  # noqa: E402
 
 DOC_WORTH = {32: "≈ 0 (no-division slightly ahead)", 256: 18, 1024: 17}
 
@@ -296,7 +296,7 @@ def test_at_32_the_division_is_worth_nothing(sqrt_ci, claim_record):
     side = within(lo, hi, (-2, 2))  # wholly outside is the divergence; across an edge decides nothing
     if side is None:
         undecided(f"the 90 % interval [{lo:.2f}, {hi:.2f}] over {len(sqrt_ci.seeds)} seeds crosses an edge of "
-                  "[-2, 2] (claims/rules.py: within)")
+                  "[-2, 2] (suite/rules.py: within)")
     assert side
 
 
@@ -399,7 +399,7 @@ def _worth_at_32_full(runs) -> np.ndarray:
     worth = _worth(runs, 32)
     if len(worth) < len(runs.scale.seeds):
         pytest.skip(f"SQRT-09 is judged over {len(runs.scale.seeds)} seeds, and {len(worth)} of them are recorded: "
-                    "run `python -m claims.evidence run --family sqrt-ladder --seeds 0,1,2,3,4`")
+                    "run `python -m suite.evidence.families run --family sqrt-ladder --seeds 0,1,2,3,4`")
     return worth
 
 
@@ -433,7 +433,7 @@ def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt09_full, claim_re
     side = within(lo, hi, SQRT09_NOTHING)
     if side is None:
         undecided(f"the 90 % interval [{lo:.2f}, {hi:.2f}] over {len(worth)} seeds crosses an edge of "
-                  f"±{SQRT09_NOTHING[1]:.2f} (claims/rules.py: within)")
+                  f"±{SQRT09_NOTHING[1]:.2f} (suite/rules.py: within)")
     assert side
 
 
@@ -528,10 +528,10 @@ def test_the_divided_head_stays_soft_at_full_scale(sqrt_full, claim_record):
     judge("SQRT-13", holds, "the divided head stays at a score std of 3.44")
 
 
-# ---- the diagnosis of each divergence: its rule at every point of its grid (claims/grids.py) ----
+# ---- the diagnosis of each divergence: its rule at every point of its grid (suite/diagnosis_grids.py) ----
 
-from claims.diagnosis import diagnosis_test  # noqa: E402
-from claims.grids import SQRT09_GRID, SQRT11_GRID, SQRT13_GRID  # noqa: E402
+from suite.diagnosis import diagnosis_test  # noqa: E402
+from suite.diagnosis_grids import SQRT09_GRID, SQRT11_GRID, SQRT13_GRID  # noqa: E402
 
 test_sqrt09_diagnosis = diagnosis_test(SQRT09_GRID, sqrt09_rule)
 test_sqrt11_diagnosis = diagnosis_test(SQRT11_GRID, sqrt11_rule)

@@ -9,7 +9,7 @@ from model import GPT, causal_mask
 from experiments.configs import tiny_lab_config
 from model.metrics import perplexity
 from experiments.polish import ALPHABET, POLISH_LETTERS
-from claims.env import no_corpus
+from suite.settings import no_corpus
 
 pytestmark = pytest.mark.fast
 

@@ -86,8 +86,8 @@ def test_two_blocks_without_positions_do_see_the_order():
 
 import numpy as np  # noqa: E402
 
-from claims.lab_report import MAIN, TEXT, draw_lab, k_of_5, per_run  # noqa: E402
-from claims.rules import decide_parts  # noqa: E402
+from suite.lab_rules import MAIN, TEXT, draw_lab, k_of_5, per_run  # noqa: E402
+from suite.rules import decide_parts  # noqa: E402
 
 
 @pytest.mark.slow

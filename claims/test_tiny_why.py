@@ -6,7 +6,7 @@ from model import GPT
 from experiments.configs import tiny_lab_config
 from model.params import breakdown, count
 from claimcheck import diverges
-from claims.env import no_corpus
+from suite.settings import no_corpus
 
 
 # The per-tensor breakdown of the canonical 4,626-weight model (catalogue C39). Other
@@ -59,9 +59,9 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from claims.lab_report import MAIN, TEXT, draw_lab, exists, k_of_5, k_of_5_rule, per_run
-from claims.rules import TOST_LEVEL, decide_parts  # noqa: E402
-from claims.scales import TINY_LAB  # noqa: E402
+from suite.lab_rules import MAIN, TEXT, draw_lab, exists, k_of_5, k_of_5_rule, per_run
+from suite.rules import TOST_LEVEL, decide_parts  # noqa: E402
+from suite.scales import TINY_LAB  # noqa: E402
 from experiments.data import CorpusUnavailable  # noqa: E402
 from experiments.polish_lab import batches  # noqa: E402
 from experiments.numpy_gpt import TinyLab, params_from_torch  # noqa: E402
@@ -184,7 +184,7 @@ def test_numpy_and_torch_agree_on_seed_1_for_6400_steps(claim_record):
 #
 # The lab's numbers belong to its own text. On Pan Tadeusz each "k of 5 starts" is judged as a
 # statement about the population of starts: our K of 100 runs against the rate the chapter's k of 5
-# names; "a start shows it" is an existence claim (claims/lab_report.py, docs/statistics.md).
+# names; "a start shows it" is an existence claim (suite/lab_rules.py, docs/statistics.md).
 
 PINS_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "pins"
 @pytest.mark.fast
@@ -345,11 +345,11 @@ def test_on_validation_the_nets_best_point_sometimes_beats_the_3gram(tiny_lab, c
 
 
 # ---- the diagnosis (issue 21): each claim's rule at every point of its grid -----------------
-# claims/grids.py LAB_GRIDS, declared before their results; the points' runs are committed records
-# (python -m claims.lab_evidence), the stated point the verdict's own runs.
+# suite/diagnosis_grids.py LAB_GRIDS, declared before their results; the points' runs are committed records
+# (python -m suite.evidence.lab), the stated point the verdict's own runs.
 
-from claims.diagnosis import diagnosis_test  # noqa: E402
-from claims.grids import LAB_GRIDS  # noqa: E402
+from suite.diagnosis import diagnosis_test  # noqa: E402
+from suite.diagnosis_grids import LAB_GRIDS  # noqa: E402
 
 test_tiny14_diagnosis = diagnosis_test(LAB_GRIDS["TINY-14"], tiny14_rule, "lab_point_runs", "slow")
 test_tiny16_diagnosis = diagnosis_test(LAB_GRIDS["TINY-16"], tiny16_rule, "lab_point_runs", "slow")

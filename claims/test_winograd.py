@@ -9,8 +9,8 @@ from experiments.winograd import (ADJ_AT, ADJECTIVES, CROSSED, CROSSER, NOUNS, Q
                             Example, all_fixed_sentences, fixed_task, format_row,
                             leaky_task, model_config)
 from claimcheck import diverges
-from claims.rules import ALPHA, MAJORITY, MOST, TOST_LEVEL, decide, rate_text, starts, starts_joint, two_se
-from claims.scales import WINOGRAD
+from suite.rules import ALPHA, MAJORITY, MOST, TOST_LEVEL, decide, rate_text, starts, starts_joint, two_se
+from suite.scales import WINOGRAD
 
 # ---- the generator: exact ------------------------------------------------------------------
 
@@ -116,13 +116,13 @@ def test_in_block_1_the_pairs_rows_are_identical_to_two_decimals(claim_record):
 #
 # The chapter reports one trained model of each kind. Whether a small model escapes a plateau is
 # a coin that rounding can flip, so every sentence about what training produces is judged as a
-# rate over 10 starts (claims/rules.py: starts, most starts), never on every seed.
+# rate over 10 starts (suite/rules.py: starts, most starts), never on every seed.
 
 SEEDS = WINOGRAD.seeds
 STEPS = WINOGRAD.arm_steps()
 
 # Each check below is one test's rule as a function of the runs, so that the claim's diagnosis
-# (claims/grids.py WINOGRAD_GRIDS) applies the same rule at every point of its grid. ``checkpoint``
+# (suite/diagnosis_grids.py WINOGRAD_GRIDS) applies the same rule at every point of its grid. ``checkpoint``
 # reads held-out scores at the last step or the best one; ``sentence`` reads the maps of the
 # chapter's sentence (a training pair) or of a held-out one.
 
@@ -220,7 +220,7 @@ def check_rate(claim: str, ok) -> dict:
 
 def claim_rule(claim: str):
     """The claim's rule at a grid point: its checks as one start count of several parts
-    (claims/rules.py starts_joint), at ``level``'s alpha (a grid's Bonferroni level)."""
+    (suite/rules.py starts_joint), at ``level``'s alpha (a grid's Bonferroni level)."""
     def rule(runs, level=TOST_LEVEL, **read):
         shown, holds = starts_joint([(check(runs, **read), MAJORITY) for check in CHECKS[claim]],
                                     alpha=(1 - level) / 2)
@@ -429,11 +429,11 @@ def test_the_winograd_runs_match_their_pin(winograd, pin):
 
 
 # ---- the diagnosis (issue 21): the same checks at every point of each claim's grid -----------
-# claims/grids.py WINOGRAD_GRIDS, declared before their results; the points' runs are committed
-# records (python -m claims.winograd_evidence), the stated point the verdict's own runs.
+# suite/diagnosis_grids.py WINOGRAD_GRIDS, declared before their results; the points' runs are committed
+# records (python -m suite.evidence.winograd), the stated point the verdict's own runs.
 
-from claims.diagnosis import diagnosis_test  # noqa: E402
-from claims.grids import WINOGRAD_GRIDS  # noqa: E402
+from suite.diagnosis import diagnosis_test  # noqa: E402
+from suite.diagnosis_grids import WINOGRAD_GRIDS  # noqa: E402
 
 test_wino02_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-02"], claim_rule("WINO-02"), "winograd_point_runs", "slow")
 test_wino07_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-07"], claim_rule("WINO-07"), "winograd_point_runs", "slow")

@@ -215,11 +215,11 @@ def test_a_stacked_run_hands_the_device_to_every_piece_and_reads_each_models_att
 
 def test_a_run_evaluated_more_often_is_the_same_run_bit_for_bit():
     """What lets a grid point that adds a validation curve stand for its family's own run
-    (claims/evidence.py same_run): evaluation draws no random numbers and leaves the weights
+    (suite/evidence/families.py same_run): evaluation draws no random numbers and leaves the weights
     alone, so the run scored every 5 steps ends on the same floats as the run scored at its
     end, dropout on (its mask comes from the global generator, which an evaluation must not
     touch). Only the last curve point's loss is summed in another order (1e-13)."""
-    from claims.evidence import evaluated_at_end
+    from suite.evidence.families import evaluated_at_end
     cfg = TrainConfig(steps=STEPS, batch_size=B, lr=LR, warmup=WARMUP, weight_decay=WD, trace_every=5)
     tiny = replace(TINY, dropout=0.1)
     (once,) = train(tiny, cfg, TR, VA, seeds=(SEED,))

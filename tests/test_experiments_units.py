@@ -17,7 +17,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from claims.env import no_corpus
+from suite.settings import no_corpus
 from experiments import data, runs
 from experiments.data import CorpusUnavailable
 from experiments.ngram import NGram

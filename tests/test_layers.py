@@ -43,7 +43,7 @@ def _graph() -> dict[str, set[str]]:
              and p.name != "conftest.py"]
     modules = {_module(p): p for p in files}
 
-    def resolve(name):  # 'claims.scales.Runs' -> 'claims.scales'; a package -> its __init__
+    def resolve(name):  # 'suite.scales.Runs' -> 'suite.scales'; a package -> its __init__
         while name and name not in modules:
             name = name.rpartition(".")[0]
         return name

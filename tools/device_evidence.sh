@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one script for a lent GPU (the device tool): record every pending full-scale and diagnosis
-# run (`python -m claims.evidence pending`) within a time budget, seeds stacked, and bring the
+# run (`python -m suite.evidence.families pending`) within a time budget, seeds stacked, and bring the
 # records back. Three steps:
 #
 #   here:    bash tools/device_evidence.sh prepare        # corpus + BPE cache into .device-cache/ (venv active)
@@ -23,7 +23,7 @@ case "${1:-}" in
     bpe="${CLAIMS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/claimcheck}/bpe"
     cp "$bpe"/*.json "$bpe"/*.npy "$cache/bpe/"
     git rev-parse --short HEAD > "$cache/commit"
-    python -m claims.evidence pending | tee "$cache/pending.txt"
+    python -m suite.evidence.families pending | tee "$cache/pending.txt"
     du -sh "$cache" ;;
   record)
     budget="${2:-420}"
@@ -33,7 +33,7 @@ case "${1:-}" in
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt" || true
     find fixtures/evidence -name '*.json' | sort > /tmp/records-before
     set +e
-    python3 -m claims.evidence pending --record --device cuda --budget-s "$budget" 2>&1 | tee "$out/log.txt"
+    python3 -m suite.evidence.families pending --record --device cuda --budget-s "$budget" 2>&1 | tee "$out/log.txt"
     code=${PIPESTATUS[0]}
     set -e
     # the records this run wrote: those that were not there before it
@@ -44,7 +44,7 @@ case "${1:-}" in
   unpack)
     [ -n "${2:-}" ] || { echo "usage: $0 unpack <files_at>"; exit 2; }
     tar xzf "$2/records.tgz"
-    python -m claims.evidence status ;;
+    python -m suite.evidence.families status ;;
   *)
     echo "usage: $0 prepare | record [budget_s] | unpack <files_at>"; exit 2 ;;
 esac

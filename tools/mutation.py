@@ -8,7 +8,7 @@ Three targets, each scored on its own (default: all three, in turn):
     model         model/, the network library
     experiments   experiments/, data, baselines, training loops and the numpy reference
     plugin        the plugin's pure modules, claimcheck/verdict.py and registry.py, and the
-                  document's verdict rules, claims/lab_report.py, rules.py, pins.py
+                  document's verdict rules, suite/lab_rules.py, rules.py, pins.py
 
 Runs mutmut 3 with pyproject.toml's [tool.mutmut] settings (every mutant against
 ``pytest -m fast``, each against the tests that reach its function) and the target's own
@@ -40,8 +40,8 @@ TARGET = 0.90
 TARGETS = {
     "model": ["model/"],
     "experiments": ["experiments/"],
-    "plugin": ["claimcheck/verdict.py", "claimcheck/registry.py", "claims/lab_report.py", "claims/rules.py",
-               "claims/pins.py"],
+    "plugin": ["claimcheck/verdict.py", "claimcheck/registry.py", "suite/lab_rules.py", "suite/rules.py",
+               "suite/pins.py"],
 }
 # a mutant that hangs or crashes the fast tier is caught too: the run goes red (mutmut's timeout
 # is 15x the tests' own time)

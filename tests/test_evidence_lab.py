@@ -1,4 +1,4 @@
-"""The Polish lab's diagnosis grid records (claims/lab_evidence.py): well-formed, made with the
+"""The Polish lab's diagnosis grid records (suite/evidence/lab.py): well-formed, made with the
 points' current settings, and reproduced by the current code in their first steps; and the
 counting baseline's other smoothing (a read option of TINY-16's grid).
 
@@ -9,10 +9,11 @@ import json
 import numpy as np
 import pytest
 
-from claims import grid_records, lab_evidence as le
-from claims.evidence import InvalidRecord
-from claims.grids import LAB_GRIDS
-from claims.scales import TINY_LAB
+from suite.evidence import store as grid_records
+from suite.evidence import lab as le
+from suite.evidence.families import InvalidRecord
+from suite.diagnosis_grids import LAB_GRIDS
+from suite.scales import TINY_LAB
 from experiments.train import FIRST_LOSSES
 
 RECORDS = le.record_paths()
@@ -69,7 +70,7 @@ def test_a_tampered_lab_record_breaks_the_schema_naming_its_field(edit, field):
 def test_a_missing_lab_point_skips_naming_the_command_and_another_points_record_fails(tmp_path, monkeypatch):
     monkeypatch.setattr(le, "EVIDENCE", tmp_path)
     scale = {s.name: s for s in le.points()}[POINT]
-    with pytest.raises(pytest.skip.Exception, match="python -m claims.lab_evidence"):
+    with pytest.raises(pytest.skip.Exception, match="python -m suite.evidence.lab"):
         le.point_runs(scale, None)
     other = "tiny-lab@lab.lr=0.01"
     le.path(other).parent.mkdir(parents=True)
@@ -114,7 +115,7 @@ def test_the_first_steps_of_every_lab_record_replay(path):
 
 @pytest.mark.fast
 def test_pending_lists_every_point_without_a_record_file(tmp_path, monkeypatch):
-    """What ``python -m claims.lab_evidence --pending`` prints and ``record`` trains: a point drops
+    """What ``python -m suite.evidence.lab --pending`` prints and ``record`` trains: a point drops
     off once its record file exists; ``names`` narrows the list."""
     monkeypatch.setattr(le, "EVIDENCE", tmp_path)
     names = [s.name for s in le.points()]

@@ -1,31 +1,31 @@
-"""The Winograd diagnosis grid's evidence: the points of ``claims.grids.WINOGRAD_GRIDS``, trained on
+"""The Winograd diagnosis grid's evidence: the points of ``suite.diagnosis_grids.WINOGRAD_GRIDS``, trained on
 the CPU and recorded as small JSON files with their provenance, one per (point, task, model):
 
     fixtures/evidence/winograd/explore/<point>/<task>-<model>.json
-    python -m claims.winograd_evidence [POINT ...]   # record what is not yet recorded, cheapest first
+    python -m suite.evidence.winograd [POINT ...]   # record what is not yet recorded, cheapest first
 
 The stated point is the verdict's own runs, which the slow tier trains; a point records only the
 models whose settings it changes (a point that changes the fixed task's held-out set leaves the
 leaky task's models as they are, and reads them from the stated runs). A record is checked
 against its schema in the fast tier and its first steps are retrained in the slow tier, like the
-families' records (claims/evidence.py).
+families' records (suite/evidence/families.py).
 """
 import math
 import time
 
 import pytest
 
-from claims import grid_records
-from claims.evidence import EVIDENCE, REPLAY_STEPS, InvalidRecord, _shown, movement
-from claims.scales import WINOGRAD, WinogradRuns, train_winograd
+from suite.evidence import store as grid_records
+from suite.evidence.families import EVIDENCE, REPLAY_STEPS, InvalidRecord, _shown, movement
+from suite.scales import WINOGRAD, WinogradRuns, train_winograd
 
 FAMILY = "winograd"
-COMMAND = "python -m claims.winograd_evidence"
+COMMAND = "python -m suite.evidence.winograd"
 
 
 def points() -> list:
     """Every trained point's WinogradScale, once (the five claims share them)."""
-    from claims.grids import WINOGRAD_GRIDS
+    from suite.diagnosis_grids import WINOGRAD_GRIDS
     seen = {}
     for grid in WINOGRAD_GRIDS.values():
         for p in grid.trained():
@@ -36,7 +36,7 @@ def points() -> list:
 def recorded_arm(scale, task: str, kind: str) -> dict:
     """The config a record of (point, model) holds: the point's, at the suite's own seeds (records
     are made without CLAIMS_SEED_OFFSET, which shifts the scale's seeds)."""
-    from claims import env
+    from suite import settings as env
     arm = scale.arm(task, kind)
     return {**arm, "seeds": [s - env.SEED_OFFSET for s in arm["seeds"]]}
 
@@ -73,7 +73,7 @@ def pending(names=()) -> list[tuple[object, tuple[str, str]]]:
 def record(names=(), log=print) -> list:
     """Train and record every pending (point, model), cheapest first."""
     import torch
-    from claims import env
+    from suite import settings as env
     if env.SEED_OFFSET:
         raise SystemExit("error: Winograd grid records are made at the suite's own seeds; unset CLAIMS_SEED_OFFSET")
     known = [s.name for s in points()]
@@ -175,7 +175,7 @@ def load(point: str, task: str, kind: str) -> dict | None:
 def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
     """A point's runs: its own records for the models it changes, the stated runs for the rest. A
     missing record skips naming the command; a broken one fails (never a divergence)."""
-    from claims import env
+    from suite import settings as env
     records, evidence = {}, set()
     for task, kind in scale.models:
         if (task, kind) not in changed(scale):
@@ -211,7 +211,7 @@ def replay_movement(rec: dict) -> tuple[float, float]:
 
 if __name__ == "__main__":
     import sys
-    from claims import env
+    from suite import settings as env
     env.exit_on_problem()  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
     if sys.argv[1:] == ["--pending"]:
         print("\n".join(f"{s.name:<40} {t}/{k}" for s, (t, k) in pending()) or "winograd: every grid point is recorded")

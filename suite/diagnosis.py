@@ -5,7 +5,7 @@ A ``Grid`` names a claim, the Scale its verdict is judged on (the text's stated 
 and its axes: each an unstated setting, our value first, then the values tried, with one line of
 reason. A point of the grid is that Scale with one setting changed, a named variant made with
 ``replace``. Its full-scale runs are evidence records like the verdict's, under
-``fixtures/evidence/<family>/explore/<point>/`` (``python -m claims.evidence run --grid ID``).
+``fixtures/evidence/<family>/explore/<point>/`` (``python -m suite.evidence.families run --grid ID``).
 
 The verdict is never judged here. The claim's own rule, applied to each point's runs, says whether
 the claim would hold there, and the points together say which kind of erratum it is (``kind``).
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from claims.rules import SECOND_LOOK
-from claims.scales import Runs
+from suite.rules import SECOND_LOOK
+from suite.scales import Runs
 from experiments.polish_lab import SMOOTHINGS, LabConfig
 from experiments.train import TrainConfig
 from model.gpt import GPTConfig
@@ -187,7 +187,7 @@ SELECTED_ON_REPORT = ("not measured: the best checkpoint is chosen on the held-o
 
 def bonferroni(grid: Grid) -> float:
     """The interval level every point tried is judged at: 90 % over its points and checks."""
-    from claims.rules import TOST_LEVEL, wide_level
+    from suite.rules import TOST_LEVEL, wide_level
     tried = [p for p in grid.points() if p.name != "stated" and not p.supersedes]
     return wide_level(TOST_LEVEL, max(1, len(tried) * grid.checks))
 
@@ -228,11 +228,11 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
                 entry.update(state="undecided",
                              missing="an interval crosses the rule's band or margin at the declared seeds, or, "
                                      "for a claim of several parts, lies outside it only short of its "
-                                     "Bonferroni level (claims/rules.py: joint)")
+                                     "Bonferroni level (suite/rules.py: joint)")
             if not whole:
                 entry.pop("state", None)
                 entry["missing"] = (f"{len(runs.seeds)} of its {len(p.scale.seeds)} seeds recorded: "
-                                    f"`python -m claims.evidence grid {grid.claim}`")
+                                    f"`python -m suite.evidence.families grid {grid.claim}`")
         if p.settings.get("read.checkpoint") == "best" and entry["value"] is not None:
             entry.update(holds=None, missing=SELECTED_ON_REPORT, selected_on_report=True)
             entry.pop("state", None)
@@ -290,7 +290,7 @@ def check_kind(report: dict, path: Path = KINDS) -> str:
     fails until fixtures/kinds.toml changes in the same commit. Under a seed offset the declared
     seeds' evidence is not read, so nothing is compared."""
     from claimcheck.verdict import erratum_kind
-    from claims.env import SEED_OFFSET
+    from suite.settings import SEED_OFFSET
     got = erratum_kind("diverges", report)
     cid = report["claim"]
     if SEED_OFFSET:
@@ -327,5 +327,5 @@ def diagnosis_test(grid: Grid, rule, runs: str = "evidence_runs", tier: str = "g
             claim_figure(grid.claim, f"diagnosis_{grid.claim}", draw)
         check_kind(report)
 
-    test.__doc__ = f"{grid.claim}: the diagnosis grid of claims/grids.py, judged by the claim's own rule."
+    test.__doc__ = f"{grid.claim}: the diagnosis grid of suite/diagnosis_grids.py, judged by the claim's own rule."
     return test

@@ -1,13 +1,13 @@
-"""The Polish lab's diagnosis grid evidence: the trained points of ``claims.grids.LAB_GRIDS``, each
+"""The Polish lab's diagnosis grid evidence: the trained points of ``suite.diagnosis_grids.LAB_GRIDS``, each
 the lab's 100 starts (5 excerpts x 20 seeds) with positions, trained on the CPU and recorded
 with its provenance:
 
     fixtures/evidence/lab/explore/<point>/positions.json
-    python -m claims.lab_evidence [POINT ...]     # record what is not yet recorded
+    python -m suite.evidence.lab [POINT ...]     # record what is not yet recorded
 
 The stated point is the verdict's own runs, which the slow tier trains. A record is checked
 against its schema in the fast tier, and the first steps of its runs are retrained in the slow
-tier (claims/test_lab_evidence.py).
+tier (tests/test_evidence_lab.py).
 """
 import json
 import math
@@ -16,18 +16,18 @@ from dataclasses import asdict, replace
 
 import pytest
 
-from claims import grid_records
-from claims.evidence import EVIDENCE, REPLAY_STEPS, InvalidRecord, movement
-from claims.scales import LabRuns
+from suite.evidence import store as grid_records
+from suite.evidence.families import EVIDENCE, REPLAY_STEPS, InvalidRecord, movement
+from suite.scales import LabRuns
 
 FAMILY = "lab"
 ARM = "positions"  # TINY-14 and -16 read the lab with positions only
-COMMAND = "python -m claims.lab_evidence"
+COMMAND = "python -m suite.evidence.lab"
 
 
 def points() -> list:
     """Every trained point's LabScale, once."""
-    from claims.grids import LAB_GRIDS
+    from suite.diagnosis_grids import LAB_GRIDS
     seen = {}
     for grid in LAB_GRIDS.values():
         for p in grid.trained():
@@ -46,7 +46,7 @@ def record_paths() -> list:
 def config(scale, exs) -> dict:
     """What determines a point's runs, as its record keeps it: the lab's config with positions,
     the suite's own seeds (records are made without CLAIMS_SEED_OFFSET) and the excerpts' hashes."""
-    from claims import env
+    from suite import settings as env
     from experiments.polish_lab import with_positions
     return json.loads(json.dumps({"lab": asdict(with_positions(scale.config, True)),  # as JSON keeps it
                                   "seeds": [s - env.SEED_OFFSET for s in scale.seeds],
@@ -60,7 +60,7 @@ def pending(names=()) -> list:
 
 def record(names=(), log=print) -> list:
     """Train and record every trained point not yet recorded (of ``names``, if given)."""
-    from claims import env
+    from suite import settings as env
     from claimcheck.progress import tracker
     from experiments.polish_lab import train_runs, with_positions
     from experiments.train import FIRST_LOSSES
@@ -136,7 +136,7 @@ def load(point: str) -> dict | None:
 def point_runs(scale, stated: LabRuns) -> LabRuns:
     """A point's runs, from its record (with positions only); a missing record skips naming the
     command, a broken one fails (never a divergence)."""
-    from claims import env
+    from suite import settings as env
     try:
         rec = load(scale.name)
     except InvalidRecord as e:
@@ -168,8 +168,8 @@ def replay_movement(rec: dict) -> tuple[float, float]:
 if __name__ == "__main__":
     import os
     import sys
-    from claims import env
-    from claims.evidence import ROOT
+    from suite import settings as env
+    from suite.evidence.families import ROOT
     env.exit_on_problem()  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
     if not os.environ.get("CLAIMS_DATA_DIR") and (ROOT.parent / "shared" / "data").is_dir():
         os.environ["CLAIMS_DATA_DIR"] = str(ROOT.parent / "shared" / "data")  # as .ci/run finds it

@@ -1,12 +1,12 @@
 """How the training scales are trained: every CI scale a run will read, up front, the largest
-job first, each once, whichever xdist worker gets to it (claims/scales.py train_up_front)."""
+job first, each once, whichever xdist worker gets to it (suite/scales.py train_up_front)."""
 import ast
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from claims import scales
+from suite import scales
 from experiments.runs import Job, memo_many, n_params
 from model.gpt import GPT
 
@@ -62,7 +62,7 @@ def test_only_the_scales_that_train_on_the_cpu_are_trained_up_front():
 def test_every_scale_fixture_is_its_scales_name_in_lower_case():
     """ci_scales finds a test's scales by its fixtures' names: each claims/conftest.py fixture
     that returns ``scales.X.runs(request)`` must be named ``x``."""
-    tree = ast.parse((Path(__file__).parent / "conftest.py").read_text())
+    tree = ast.parse((Path(__file__).resolve().parents[1] / "claims" / "conftest.py").read_text())
     pairs = [(f.name, r.func.value.attr) for f in tree.body if isinstance(f, ast.FunctionDef)
              and len(f.body) == 1 and isinstance(r := getattr(f.body[0], "value", None), ast.Call)
              and isinstance(r.func, ast.Attribute) and r.func.attr == "runs"

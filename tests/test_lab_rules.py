@@ -1,12 +1,12 @@
-"""The Polish lab's verdict rule (claims/lab_report.py): a population rate judged against the line
-the chapter's k of 5 names (claims/rules.py starts); runs decided inside rounding are undecided."""
+"""The Polish lab's verdict rule (suite/lab_rules.py): a population rate judged against the line
+the chapter's k of 5 names (suite/rules.py starts); runs decided inside rounding are undecided."""
 import numpy as np
 import pytest
 from scipy import stats
 
-from claims import lab_report
-from claims.lab_report import (ROUNDING, draw_lab, exists, k_of_5, k_of_5_rule, line_of, per_run, rate)
-from claims.rules import EXISTS, MAJORITY, NEARLY_ALL, start_rule, starts
+from suite import lab_rules as lab_report
+from suite.lab_rules import (ROUNDING, draw_lab, exists, k_of_5, k_of_5_rule, line_of, per_run, rate)
+from suite.rules import EXISTS, MAJORITY, NEARLY_ALL, start_rule, starts
 
 
 def _record(claim_id, measured, **kw):

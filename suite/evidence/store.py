@@ -1,12 +1,12 @@
 """What the grid-point records of scales trained outside the evidence families share (the Winograd
-task's, claims/winograd_evidence.py; the Polish lab's, claims/lab_evidence.py): their
+task's, suite/evidence/winograd.py; the Polish lab's, suite/evidence/lab.py): their
 provenance, how they are written, and how they are read against their schema.
 """
 import json
 import platform
 from datetime import datetime, timezone
 
-from claims.evidence import InvalidRecord, _commit, _shown, replay_problem
+from suite.evidence.families import InvalidRecord, _commit, _shown, replay_problem
 
 PROVENANCE = ("device", "device_name", "machine", "torch", "commit", "code", "date", "wall_s")
 
@@ -14,7 +14,7 @@ PROVENANCE = ("device", "device_name", "machine", "torch", "commit", "code", "da
 def provenance(wall_s: float) -> dict:
     """Where, with what and when a record was made (CPU)."""
     import torch
-    from claims.evidence import _device_name
+    from suite.evidence.families import _device_name
     from experiments.runs import code_version
     return {"device": "cpu", "device_name": _device_name("cpu"), "machine": platform.machine(),
             "torch": torch.__version__, "commit": _commit(), "code": code_version(),
@@ -71,7 +71,7 @@ def evidence_of(rec: dict) -> str:
 
 def check_replay(rec: dict, moved: tuple[float, float], command: str) -> tuple[float, float]:
     """The slow tier's replay check: ``moved``, how far the record's first REPLAY_STEPS losses
-    moved when retrained with the current code (claims/evidence.py: movement), within its tolerances."""
+    moved when retrained with the current code (suite/evidence/families.py: movement), within its tolerances."""
     problem = replay_problem(moved)
     assert not problem, (f"{rec['point']} {rec['arm']}: {problem}: the code no longer makes this record; "
                          f"delete it and rerun `{command}`")

@@ -2,7 +2,7 @@
 current configurations, and reproduced by the current code in its first steps.
 
 These test our own records, not the document: no claim marker. The claims' full-scale tests
-read the records through ``claims.scales.Scale.runs`` when there is no CUDA device.
+read the records through ``suite.scales.Scale.runs`` when there is no CUDA device.
 """
 import functools
 import json
@@ -11,9 +11,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from claims import evidence
-from claims.env import seeds
-from claims.scales import Runs, Scale
+from suite.evidence import families as evidence
+from suite.settings import seeds
+from suite.scales import Runs, Scale
 from experiments.train import FIRST_LOSSES
 
 RECORDS = evidence.record_paths()  # the families' own records, then their grid points' (explore/)
@@ -23,7 +23,7 @@ FIELDS = {"val_ppl", "train_ppl", "curve", "trace", "val_ppl_at_length"}
 
 def _records():
     if not RECORDS:
-        pytest.skip("no full-scale evidence committed yet: `python -m claims.evidence run --family ladder`")
+        pytest.skip("no full-scale evidence committed yet: `python -m suite.evidence.families run --family ladder`")
     return RECORDS
 
 
@@ -38,7 +38,7 @@ def test_every_evidence_record_is_whole_and_matches_its_scale(path):
     assert rec["arm"] in scale.arms and rec["scale"] == scale.name
     assert rec["config"] == evidence.config_of(scale.spec(rec["arm"], (rec["seed"],))), (
         f"{path.name} was recorded with another configuration than {scale.name}'s: delete it and rerun "
-        f"`python -m claims.evidence run --family {rec['family']}`")
+        f"`python -m suite.evidence.families run --family {rec['family']}`")
     assert FIELDS <= set(rec["result"]) and len(rec["first_losses"]) == FIRST_LOSSES
     assert evidence.problems(rec) == []  # types, ranges, curve = final values, whole run, provenance
 
@@ -122,9 +122,9 @@ def test_a_tampered_record_on_disk_fails_its_full_scale_test_naming_the_field(tm
 
 # ---- replay: the committed numbers come from this code and this configuration ----------------
 
-# The steps retrained per record and their tolerance: claims/evidence.py (REPLAY_*). One record per
+# The steps retrained per record and their tolerance: suite/evidence/families.py (REPLAY_*). One record per
 # configuration and code version stands for its seeds (``evidence.replay_groups``), so more seeds
-# of a recorded configuration cost the slow tier nothing; `python -m claims.evidence replay` does all.
+# of a recorded configuration cost the slow tier nothing; `python -m suite.evidence.families replay` does all.
 GROUPS = evidence.replay_groups(RECORDS)
 
 
@@ -140,13 +140,13 @@ def test_the_first_steps_of_every_evidence_configuration_replay(group, shakespea
         also = f" (and, made by the same code, {', '.join(p.name for p in others)})" if others else ""
         pytest.fail(f"{path.relative_to(evidence.ROOT)}{also} is stale: {problem} under the current code "
                     f"(recorded on {rec['provenance']['device_name']}); delete it and rerun "
-                    f"`python -m claims.evidence run --family {rec['family']}`", pytrace=False)
+                    f"`python -m suite.evidence.families run --family {rec['family']}`", pytrace=False)
 
 
 @pytest.mark.fast
 def test_a_replay_is_stale_past_either_tolerance_and_says_which():
     """The loss at initialisation, a forward pass, has a tolerance of its own, far tighter than
-    the trained steps', which amplify kernel rounding (claims/evidence.py: REPLAY_RTOL*)."""
+    the trained steps', which amplify kernel rounding (suite/evidence/families.py: REPLAY_RTOL*)."""
     rec = [6.93, 6.90, 6.85, 6.80]
     assert evidence.movement(rec, rec) == (0.0, 0.0) and evidence.replay_problem((0.0, 0.0)) == ""
     assert evidence.REPLAY_RTOL_INIT < evidence.REPLAY_RTOL
@@ -222,7 +222,7 @@ def test_every_full_scale_family_runs_from_config_to_record_to_judge(family, tmp
     """Config -> training -> evidence record -> Runs, at a smoke scale on the CPU: every field a
     full-scale test reads is there, so a first run on CUDA can fail on its numbers only, never
     on a KeyError. The thresholds are not checked here."""
-    from claims import scales
+    from suite import scales
     smoke = _smoke(family)
     monkeypatch.setattr(scales, f"SMOKE_{family.upper()}", smoke, raising=False)
     monkeypatch.setitem(evidence.FAMILIES, f"smoke-{family}", f"SMOKE_{family.upper()}")
@@ -251,7 +251,7 @@ def test_an_arm_without_evidence_skips_naming_the_command(tmp_path, monkeypatch)
     runs = evidence.recorded_runs(scale)
     first = scale.seeds[0]  # 0, shifted by CLAIMS_SEED_OFFSET
     with pytest.raises(pytest.skip.Exception, match=rf"no full-scale evidence for ladder-full/mean seed {first}\b.*"
-                                                     r"python -m claims.evidence run --family ladder"):
+                                                     r"python -m suite.evidence.families run --family ladder"):
         runs.val("mean")
 
 
@@ -302,7 +302,7 @@ def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_pat
     for f, p, a, s in todo:
         if f == "norm" and p == "norm-full@stated":
             norm[a] = norm.get(a, ()) + s
-    more = seeds(*range(3, 10))  # NORM-05/06's second look at the best checkpoint, fresh seeds (claims/grids.py)
+    more = seeds(*range(3, 10))  # NORM-05/06's second look at the best checkpoint, fresh seeds (suite/diagnosis_grids.py)
     # the second look's fresh seeds first (it decides most), then the first look's
     assert norm == {"pre+warmup": stated, **{a: more + stated for a in ("pre", "post", "post+warmup")}}
     assert not [t for t in todo if t[0] == "norm" and not t[1]]  # the stated point records them (same_run)

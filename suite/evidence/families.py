@@ -1,12 +1,12 @@
 """Full-scale evidence: the document's configurations, trained on whatever device is here and
 recorded in ``fixtures/evidence/`` as small JSON files, with their provenance.
 
-    python -m claims.evidence run --family ladder [--seeds 0] [--arms mean,+mlp] [--device cpu]
-    python -m claims.evidence status
+    python -m suite.evidence.families run --family ladder [--seeds 0] [--arms mean,+mlp] [--device cpu]
+    python -m suite.evidence.families status
 
 A run goes through the run cache, so an interrupted set resumes at the first run it had not
 finished, and a run already recorded is not trained again. Each record keeps the first
-per-step training losses, so that ``claims/test_evidence.py`` can retrain those steps with the
+per-step training losses, so that ``tests/test_evidence_families.py`` can retrain those steps with the
 current code and prove the committed numbers came from it. Without CUDA, the full-scale tests
 judge these records (``EvidenceRuns``); with CUDA they train afresh.
 """
@@ -24,21 +24,21 @@ from pathlib import Path
 
 import pytest
 
-from claims import scales
-from claims.scales import Runs
+from suite import scales
+from suite.scales import Runs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EVIDENCE = ROOT / "fixtures" / "evidence"
-# family -> the Scale (claims/scales.py) its records are made with; a Scale names its family
+# family -> the Scale (suite/scales.py) its records are made with; a Scale names its family
 FAMILIES = {"ladder": "LADDER_FULL", "sqrt": "SQRT_FULL", "norm": "NORM_FULL", "positions": "POS_FULL",
             "sqrt-ladder": "SQRT09_FULL"}
 
 # Replay: the first steps of one record per configuration and code version (``replay_groups``) are
-# retrained by the slow tier (claims/test_evidence.py); `python -m claims.evidence replay` does every record.
+# retrained by the slow tier (tests/test_evidence_families.py); `python -m suite.evidence.families replay` does every record.
 # Four steps: the loss at initialisation, then three of backward and optimizer (warmup included),
 # so a change to any of them shows. Ten, as first, cost 143 s of the slow tier for 35 records (a
 # 12-block norm step alone takes 2.4 s on one core); four stay within its 2-minute budget.
-# Two tolerances, each 3x (claims/pins.py's SAFETY) the largest relative movement measured between
+# Two tolerances, each 3x (suite/pins.py's SAFETY) the largest relative movement measured between
 # machines and kernels, rounded up (every record, 2026-12-03: docs/replay.md):
 # - the loss at initialisation is a forward pass only, nothing trained amplifies its rounding:
 #   at most 1.9e-7, three float32 ulps of a loss near ln 1024;
@@ -63,9 +63,9 @@ def scale_of(family: str, point: str = ""):
 
 
 def points_of(family: str) -> list:
-    """The Scale of every grid point recorded under the family's explore/ (claims/grids.py),
+    """The Scale of every grid point recorded under the family's explore/ (suite/diagnosis_grids.py),
     once each; a point is named '<scale>@<setting>=<value>' and so is its folder."""
-    from claims.grids import GRIDS
+    from suite.diagnosis_grids import GRIDS
     seen = {}
     for grid in GRIDS.values():
         for p in grid.trained():
@@ -111,7 +111,7 @@ def _commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "model", "experiments", "claims/scales.py"],
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "model", "experiments", "suite/scales.py"],
                                cwd=ROOT, capture_output=True, text=True).stdout.strip()
         return head + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
@@ -122,7 +122,7 @@ def _device_name(device) -> str:
     import torch
     if torch.device(device).type == "cuda":
         return torch.cuda.get_device_name(device)
-    from claims.pins import cpu_model
+    from suite.pins import cpu_model
     return f"{cpu_model()} ({torch.get_num_threads()} threads)"
 
 
@@ -130,7 +130,7 @@ def _device_name(device) -> str:
 # numbers and leaves the weights as they were (experiments/train.py perplexities: eval mode, no
 # grad), so the run evaluated every 50 steps is, step for step, the run evaluated at its end only
 # (tests/test_experiments_train.py proves it bit for bit, dropout on). A grid point that differs
-# from its family only there (the norm grid's curve, claims/grids.py) records the family's own
+# from its family only there (the norm grid's curve, suite/diagnosis_grids.py) records the family's own
 # record of that seed too, when it is missing: one training, not two.
 EVAL_ONLY = ("eval_every",)
 
@@ -193,7 +193,7 @@ def read(scale, arms) -> dict:
     """arm -> the records of ``scale``'s recorded seeds; a missing record skips naming the
     command that records it, a broken or stale one fails."""
     fam, point, seeds, out = family_of(scale.name), point_of(scale.name), recorded_seeds(scale), {}
-    cmd = f"python -m claims.evidence run --family {fam}" + (f" --point '{point}'" if point else "")
+    cmd = f"python -m suite.evidence.families run --family {fam}" + (f" --point '{point}'" if point else "")
     for arm in arms:
         out[arm] = []
         for seed in seeds:
@@ -359,11 +359,11 @@ def load(family: str, arm: str, seed: int, point: str = "") -> dict | None:
         rec = json.loads(p.read_text())
     except json.JSONDecodeError as e:
         raise InvalidRecord(f"{_shown(p)} is not JSON ({e}); restore it from git or rerun "
-                            f"`python -m claims.evidence run --family {family}`") from None
+                            f"`python -m suite.evidence.families run --family {family}`") from None
     bad = problems(rec)
     if bad:
         raise InvalidRecord(f"{_shown(p)} breaks the evidence schema: {'; '.join(bad)}; restore it from git or "
-                            f"rerun `python -m claims.evidence run --family {family}`")
+                            f"rerun `python -m suite.evidence.families run --family {family}`")
     return rec
 
 
@@ -371,7 +371,7 @@ def record_paths(explore: bool = True) -> list[Path]:
     """Every committed record: the families' own, then (``explore``) their grid points'."""
     own = sorted(EVIDENCE.glob("*/*.json"))
     grid = sorted(p for p in EVIDENCE.glob("*/explore/*/*.json")  # the Winograd task's are its own
-                  if p.relative_to(EVIDENCE).parts[0] in FAMILIES)  # (claims/winograd_evidence.py)
+                  if p.relative_to(EVIDENCE).parts[0] in FAMILIES)  # (suite/evidence/winograd.py)
     return own + (grid if explore else [])
 
 
@@ -510,18 +510,18 @@ def status(log=print):
 
 
 def main(argv=None):
-    from claims import env
+    from suite import settings as env
     env.exit_on_problem()  # a bad CLAIMS_SEED_OFFSET or CLAIMS_DEVICE: one line, before any seed is read
-    ap = argparse.ArgumentParser(prog="python -m claims.evidence", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m suite.evidence.families", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="train a family's full-scale runs and record them")
     r.add_argument("--family", required=True, choices=list(FAMILIES))
     r.add_argument("--seeds", default="0", help="comma-separated, e.g. 0,1,2 (default 0)")
     r.add_argument("--arms", default="", help="comma-separated arm names (default: every arm)")
     r.add_argument("--device", default="cuda" if _cuda() else "cpu")
-    r.add_argument("--point", default="", help="a grid point of the family (claims/grids.py), recorded under explore/")
+    r.add_argument("--point", default="", help="a grid point of the family (suite/diagnosis_grids.py), recorded under explore/")
     r.add_argument("--stack", action="store_true", help="train an arm's seeds side by side (on a GPU)")
-    g = sub.add_parser("grid", help="record every point of a claim's diagnosis grid (claims/grids.py)")
+    g = sub.add_parser("grid", help="record every point of a claim's diagnosis grid (suite/diagnosis_grids.py)")
     g.add_argument("claim")
     g.add_argument("--device", default="cuda" if _cuda() else "cpu")
     g.add_argument("--stack", action="store_true", help="train an arm's seeds side by side (on a GPU)")
@@ -547,7 +547,7 @@ def main(argv=None):
             stale += bool(problem)
             print(f"{where}{rec['arm']}/seed{rec['seed']}: at initialisation {moved[0]:.2e}, trained {moved[1]:.2e} "
                   f"({rec['provenance']['device_name']})" + (f": STALE, {problem}" if problem else ""), flush=True)
-        print(f"{stale} stale record(s): delete each and rerun its `python -m claims.evidence run`" if stale
+        print(f"{stale} stale record(s): delete each and rerun its `python -m suite.evidence.families run`" if stale
               else "every record replays within its tolerances (docs/replay.md)")
         return 1 if stale else 0
     if not os.environ.get("CLAIMS_DATA_DIR") and (ROOT.parent / "shared" / "data").is_dir():
@@ -566,7 +566,7 @@ def main(argv=None):
             print(f"# {total:,} model-steps in all; one H200 trained the norm-full shape at 114 model-steps/s with 12 "
                   "seeds stacked, 40 with one (a figure to size a lease, not a promise)")
             print("# the Winograd and lab grid points (CPU, their own records): "
-                  "python -m claims.winograd_evidence --pending; python -m claims.lab_evidence --pending")
+                  "python -m suite.evidence.winograd --pending; python -m suite.evidence.lab --pending")
             return
         record_pending(a.device, a.budget_s, not a.no_stack)
         return 0
@@ -585,7 +585,7 @@ def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
     """Every (family, point, arm, missing seeds) that some Scale or grid point declares and no
     record holds yet, in the order to record them (FIRST, the grids, LAST); a family's seed that a
     grid point records with its own (``same_run``) is listed at the point only."""
-    from claims.grids import GRIDS
+    from suite.diagnosis_grids import GRIDS
     named = {getattr(scales, n).name: getattr(scales, n) for n in [*FAMILIES.values(), *SUBSETS]}
     points = [p for g in GRIDS.values() for p in g.trained()]
     points = [p.scale for p in sorted(points, key=lambda p: not p.supersedes)]  # second looks decide most: first
@@ -624,7 +624,7 @@ def record_pending(device="cuda", budget_s: float = 420, stack=True, log=print) 
 def record_grid(claim: str, device="cpu", stack=False, log=print) -> list[Path]:
     """Record every point of ``claim``'s diagnosis grid that needs training, on the seeds its
     Scale declares."""
-    from claims.grids import GRIDS
+    from suite.diagnosis_grids import GRIDS
     if claim not in GRIDS:
         raise SystemExit(f"error: no diagnosis grid for {claim}; grids: {', '.join(GRIDS)}")
     written = []

@@ -10,7 +10,7 @@ lab's setup (its model, optimizer and steps) on a Polish text of the lab's size.
 over 5 disjoint excerpts x 20 seeds, pooled (100 runs: the 95 % Wilson interval on p is then at
 most +-0.10 wide), and report how the excerpts differ (a chi-square test of homogeneity).
 
-THE RULE (docs/statistics.md, "start counts"; claims/rules.py ``starts``), the one every start count
+THE RULE (docs/statistics.md, "start counts"; suite/rules.py ``starts``), the one every start count
 in the suite follows:
 - *k of 5* names a population rate: more than 4/5 for k = 5 ("every start"), a majority for
   k = 3 or 4, some start for k = 1 or 2 (``line_of``). The claim holds when an exact one-sided
@@ -26,20 +26,20 @@ main excerpt's seeds 1-5 count, the chapter's own kind of observation. Seed labe
 over, so "start 2" reads as one of the five starts.
 
 Rounding cannot move a decided run: ROUNDING is the lab pin's tolerance for trained values,
-3x the largest movement measured between two kernel settings (claims/pins.py). The main
+3x the largest movement measured between two kernel settings (suite/pins.py). The main
 excerpt's 10 runs alone move < 1e-5 in float64 (benchmarks/lab_rounding.py), but the 200
 stacked runs of the slow tier moved by up to 7.1e-4 under the AVX2 settings (2026-12-01).
 """
 import numpy as np
 from scipy import stats
 
-from claims.pins import tolerance
-from claims.rules import EXISTS, MAJORITY, NEARLY_ALL, TOST_LEVEL, start_rule, starts, starts_joint
+from suite.pins import tolerance
+from suite.rules import EXISTS, MAJORITY, NEARLY_ALL, TOST_LEVEL, start_rule, starts, starts_joint
 
 TEXT = "Pan Tadeusz, not the lab's own text"
 MAIN = "main excerpt, seeds 1-5"
 # the relative margin a deciding comparison must clear: 3x what two kernel settings moved a
-# trained lab perplexity (claims/pins.py MOVEMENT), the tolerance of the lab's own pin
+# trained lab perplexity (suite/pins.py MOVEMENT), the tolerance of the lab's own pin
 ROUNDING = tolerance("tiny_lab", "pe_val")["rtol"]
 CHAPTER_N = 5    # the chapter's starts
 
@@ -116,7 +116,7 @@ def _record(claim_record, claim_id, r, line, label, expected, main, k=None):
 
 def k_of_5(claim_record, claim_id, runs, label, k):
     """Record "k of the 5 starts" (see the rule above); returns the part ``(ok, line)`` that
-    ``claims.rules.decide_parts`` judges, so the verdict stays visible in the test."""
+    ``suite.rules.decide_parts`` judges, so the verdict stays visible in the test."""
     return _record(claim_record, claim_id, rate(*runs), line_of(k), label,
                    expected=f"{k} of {CHAPTER_N} (the chapter)",
                    main=_main(*runs), k=k)

@@ -1,28 +1,28 @@
-"""The diagnosis grid of every full-scale training claim that diverges (claims/diagnosis.py),
+"""The diagnosis grid of every full-scale training claim that diverges (suite/diagnosis.py),
 declared before its results exist: which unstated settings are tried, and why each.
 
-Each point is recorded by ``python -m claims.evidence grid <ID>`` under
+Each point is recorded by ``python -m suite.evidence.families grid <ID>`` under
 ``fixtures/evidence/<family>/explore/<point>/``; the claim's test module applies the claim's own
-rule to every point (``claims.diagnosis``), beside the verdict and never instead of it. The
+rule to every point (``suite.diagnosis``), beside the verdict and never instead of it. The
 setup audit that found what is stated and what is not: docs/setup-audit.md.
 
 The Winograd grids (WINOGRAD_GRIDS) vary a WinogradScale and the Polish lab's (LAB_GRIDS) a
 LabScale, whose stated runs the slow tier trains; their points are recorded by
-``python -m claims.winograd_evidence`` and ``python -m claims.lab_evidence`` under
+``python -m suite.evidence.winograd`` and ``python -m suite.evidence.lab`` under
 ``fixtures/evidence/{winograd,lab}/explore/<point>/``. NORM-03's grid measures gradients at
 initialisation (experiments/grad_norms.py; scales.NORM03_GRADS) and is declared in claims/test_norm.py.
 """
 
-from claims.diagnosis import Axis, Grid, MoreSeeds
-from claims.env import seeds
+from suite.diagnosis import Axis, Grid, MoreSeeds
+from suite.settings import seeds
 from dataclasses import replace
 
-from claims.scales import DEPTH_FULL, LADDER_FULL, NORM_FULL, SQRT09_FULL, SQRT1024_FULL, SQRT32_FULL, TINY_LAB, WINOGRAD
+from suite.scales import DEPTH_FULL, LADDER_FULL, NORM_FULL, SQRT09_FULL, SQRT1024_FULL, SQRT32_FULL, TINY_LAB, WINOGRAD
 
 # ---- pre- vs post-norm: NORM-04 .. NORM-07 read the same four arms ---------------------------
 # The stated configuration with a validation curve every 50 steps (the verdict's records have
 # only the last step): evaluation draws no random numbers, so the runs are the same runs, and
-# recording this point records the family's own seeds with it (claims/evidence.py same_run).
+# recording this point records the family's own seeds with it (suite/evidence/families.py same_run).
 _NORM_CURVE = {"train.eval_every": 50}
 _NORM_AXES = (
     Axis("read.checkpoint", ("final", "best"),
@@ -41,7 +41,7 @@ _NORM_AXES = (
 _MORE, _MORE_LEVEL = seeds(*range(3, 10)), 0.975
 _NORM_MORE = MoreSeeds(_MORE, ("pre", "post", "post+warmup"),
                        f"seeds 0-2 left the best checkpoint undecided; fresh seeds {_MORE[0]}-{_MORE[-1]}, judged at "
-                       f"a {_MORE_LEVEL * 100:g} % interval since this is a second look (claims.diagnosis.MoreSeeds)",
+                       f"a {_MORE_LEVEL * 100:g} % interval since this is a second look (suite.diagnosis.MoreSeeds)",
                        level=_MORE_LEVEL)
 NORM_GRIDS = {cid: Grid(cid, NORM_FULL, _NORM_AXES, base=_NORM_CURVE,
                         more_seeds=_NORM_MORE if cid in ("NORM-05", "NORM-06") else None)
@@ -125,7 +125,7 @@ WINOGRAD_GRIDS = {
 }
 
 # ---- the Polish lab: TINY-14, -16 ----------------------------------------------------------------
-# Both are rates over the lab's 100 starts (claims/lab_report.py), read with positions. The lab's
+# Both are rates over the lab's 100 starts (suite/lab_rules.py), read with positions. The lab's
 # text is a substitute (docs/setup-audit.md §6), so no point can make ours the chapter's own runs.
 _LAB_LR = Axis("lab.lr", (3e-3, 1e-3, 1e-2),
                "the lab states no learning rate (PL); how far training goes by 3,200 and 6,400 steps, and so "

@@ -1,4 +1,4 @@
-"""The Winograd diagnosis grid's committed records (claims/winograd_evidence.py): well-formed, made
+"""The Winograd diagnosis grid's committed records (suite/evidence/winograd.py): well-formed, made
 with the points' current settings, and reproduced by the current code in their first steps.
 
 These test our own records, not the document: no claim marker.
@@ -7,10 +7,11 @@ import json
 
 import pytest
 
-from claims import grid_records, winograd_evidence as we
-from claims.evidence import InvalidRecord
-from claims.grids import WINOGRAD_GRIDS
-from claims.scales import WINOGRAD
+from suite.evidence import store as grid_records
+from suite.evidence import winograd as we
+from suite.evidence.families import InvalidRecord
+from suite.diagnosis_grids import WINOGRAD_GRIDS
+from suite.scales import WINOGRAD
 from experiments.train import FIRST_LOSSES
 
 RECORDS = we.record_paths()
@@ -90,7 +91,7 @@ def test_a_missing_point_skips_naming_the_command_and_a_broken_one_fails(tmp_pat
     monkeypatch.setattr(we, "EVIDENCE", tmp_path)
     scale = {s.name: s for s in we.points()}["winograd@scale.leaky_block_steps=1500"]
     stated = _Stated()
-    with pytest.raises(pytest.skip.Exception, match="python -m claims.winograd_evidence"):
+    with pytest.raises(pytest.skip.Exception, match="python -m suite.evidence.winograd"):
         we.point_runs(scale, stated)
     rec = _sound(scale.name, ("leaky", "1-block"))
     p = we.path(scale.name, "leaky", "1-block")
@@ -126,7 +127,7 @@ def test_an_unrecorded_point_reads_pending_in_the_diagnosis(tmp_path, monkeypatc
     """No record: each trained point is reported missing, naming the command, and the grid's
     kind is pending; the stated point is judged on the stated runs."""
     from claimcheck.verdict import erratum_kind
-    from claims.diagnosis import read_grid
+    from suite.diagnosis import read_grid
     monkeypatch.setattr(we, "EVIDENCE", tmp_path)
     stated = _Stated()
     report, _ = read_grid(WINOGRAD_GRIDS["WINO-02"], lambda runs, **read: ("v", False),

@@ -1,4 +1,4 @@
-"""The diagnosis of a divergence (claims/diagnosis.py, claims/grids.py) and the kind of erratum
+"""The diagnosis of a divergence (suite/diagnosis.py, suite/diagnosis_grids.py) and the kind of erratum
 it makes (claims/verdict.py): grids, points, the rule at every point, and the report's "why"."""
 import json
 from dataclasses import replace
@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from claims.diagnosis import SELECTED_ON_REPORT, Axis, Grid, MoreSeeds, diagnose, diagnosis_test, vary
-from claims.grids import GRIDS
-from claims.scales import LADDER_CI, Runs
+from suite.diagnosis import SELECTED_ON_REPORT, Axis, Grid, MoreSeeds, diagnose, diagnosis_test, vary
+from suite.diagnosis_grids import GRIDS
+from suite.scales import LADDER_CI, Runs
 from claimcheck.verdict import erratum_kind, headline_records, headline_value, point_state
 
 pytestmark = pytest.mark.fast
@@ -42,7 +42,7 @@ def test_an_axis_names_a_real_setting_and_something_to_try(setting, values, matc
 ])
 def test_a_grid_fails_at_construction_on_a_field_its_scale_lacks_or_a_first_value_not_ours(scale, setting, values,
                                                                                            match):
-    from claims import scales
+    from suite import scales
     with pytest.raises(ValueError, match=match):
         Grid("X-01", getattr(scales, scale), (Axis(setting, values, "why"),))
 
@@ -130,8 +130,8 @@ def test_an_unstated_kind_needs_a_second_look_on_fresh_seeds():
 
 
 def test_a_kind_that_moves_fails_until_its_pin_changes(tmp_path, monkeypatch):
-    from claims import diagnosis
-    monkeypatch.setattr("claims.env.SEED_OFFSET", 0)
+    from suite import diagnosis
+    monkeypatch.setattr("suite.settings.SEED_OFFSET", 0)
     pins = tmp_path / "kinds.toml"
     pins.write_text('[X-01]\nkind = "text"\nreason = "none holds"\n')
     report = dict(_d(False, False), claim="X-01")
@@ -144,13 +144,13 @@ def test_a_kind_that_moves_fails_until_its_pin_changes(tmp_path, monkeypatch):
     pins.write_text('[X-01]\nkind = "maybe"\nreason = "?"\n')
     with pytest.raises(ValueError, match="X-01: each entry is kind = unstated|text|pending"):
         diagnosis.check_kind(report, pins)
-    monkeypatch.setattr("claims.env.SEED_OFFSET", 100)  # other seeds than the declared: nothing to compare
+    monkeypatch.setattr("suite.settings.SEED_OFFSET", 100)  # other seeds than the declared: nothing to compare
     assert diagnosis.check_kind(report, pins) == "pending"
 
 
 def test_every_pinned_kind_names_a_grid_and_every_grid_has_a_pin():
-    from claims.diagnosis import pinned_kinds
-    from claims.grids import GRIDS, LAB_GRIDS, WINOGRAD_GRIDS
+    from suite.diagnosis import pinned_kinds
+    from suite.diagnosis_grids import GRIDS, LAB_GRIDS, WINOGRAD_GRIDS
     assert set(pinned_kinds()) == {*GRIDS, *WINOGRAD_GRIDS, *LAB_GRIDS, "NORM-03"}
 
 
@@ -160,9 +160,9 @@ def test_one_look_that_holds_is_pending_never_unstated():
 
 
 def test_every_declared_grid_varies_an_unstated_setting_of_its_claims_scale():
-    """The grids of claims/grids.py: a reason for every point, and every trained point recorded
+    """The grids of suite/diagnosis_grids.py: a reason for every point, and every trained point recorded
     under its family's explore/ folder with a name that says what changed."""
-    from claims import evidence
+    from suite.evidence import families as evidence
     assert {"NORM-04", "NORM-05", "NORM-06", "NORM-07", "DEPTH-01", "SQRT-09", "SQRT-11"} <= set(GRIDS)
     for cid, g in GRIDS.items():
         assert g.claim == cid and all(p.why for p in g.points()), cid
@@ -395,7 +395,7 @@ def test_every_grid_is_declared_under_a_seed_offset_too():
     import os
     import subprocess
     import sys
-    code = ("from claims.grids import NORM_GRIDS; p = NORM_GRIDS['NORM-05'].points()[-1]; "
+    code = ("from suite.diagnosis_grids import NORM_GRIDS; p = NORM_GRIDS['NORM-05'].points()[-1]; "
             "print(p.name, p.scale.seeds[0])")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          env={**os.environ, "CLAIMS_SEED_OFFSET": "100"})

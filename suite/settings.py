@@ -7,7 +7,7 @@
 
 They are read once, when this module is imported (the root conftest imports it first). A bad
 value is kept as one line in ``PROBLEMS``: the root conftest stops the run with it before any
-test, and a command (``python -m claims.evidence``) exits with it; nothing reads the bad value.
+test, and a command (``python -m suite.evidence.families``) exits with it; nothing reads the bad value.
 """
 import os
 import re

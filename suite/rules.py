@@ -149,7 +149,7 @@ def starts(ok, line: float, alpha: float = ALPHA) -> dict:
     below, None when neither does; ``p_above``/``p_below`` are the two tests' p, ``interval``
     the exact interval at 1 - 2 alpha that says the same thing."""
     if line not in LINES:
-        raise ValueError(f"line {line!r}: a start count names one of {', '.join(map(str, LINES))} (claims/rules.py)")
+        raise ValueError(f"line {line!r}: a start count names one of {', '.join(map(str, LINES))} (suite/rules.py)")
     ok = np.asarray(ok, bool).ravel()
     K, N = int(ok.sum()), ok.size
     if N == 0:
@@ -228,7 +228,7 @@ def judge(claim_id: str, side, what: str) -> None:
     from claimcheck import undecided
     if side is None:
         undecided(f"{claim_id}: {what}: the rule cannot decide (an interval across its band's edge or margin, one "
-                  "seed, or a start count shown neither above nor below its line); more seeds decide (claims/rules.py)")
+                  "seed, or a start count shown neither above nor below its line); more seeds decide (suite/rules.py)")
     assert side, f"{claim_id}: {what}"
 
 

@@ -1,17 +1,17 @@
-"""The suite's environment variables are read once, in claims/env.py; a bad value is one usage
+"""The suite's environment variables are read once, in suite/settings.py; a bad value is one usage
 line before any test runs, never an ImportError from a module that read it first."""
 import importlib
 
 import pytest
 
-from claims import env
+from suite import settings as env
 
 pytestmark = pytest.mark.fast
 
 
 @pytest.fixture
 def reread(monkeypatch):
-    """claims.env read again under the given variables; restored afterwards."""
+    """suite.settings read again under the given variables; restored afterwards."""
     def read(**values):
         for k in ("CLAIMS_SEED_OFFSET", "CLAIMS_DEVICE"):  # the case's own variables alone, not the run's
             monkeypatch.delenv(k, raising=False)

@@ -1,10 +1,10 @@
-"""The suite's decision rules (claims/rules.py): an interval passes only inside its band, and a
+"""The suite's decision rules (suite/rules.py): an interval passes only inside its band, and a
 trained outcome is a rate over starts that one stuck run cannot turn."""
 import numpy as np
 import pytest
 from scipy import stats
 
-from claims.rules import (ALPHA, RULES, TOST_LEVEL, beyond, check_tolerance, inside, joint, mean_interval, rate_text, rule_of, starts,
+from suite.rules import (ALPHA, RULES, TOST_LEVEL, beyond, check_tolerance, inside, joint, mean_interval, rate_text, rule_of, starts,
                           starts_joint, wide_level, within, EXISTS, MAJORITY, NEARLY_ALL)
 
 
@@ -183,7 +183,7 @@ def _literal_tolerances():
     import ast
     from pathlib import Path
     out = []
-    for f in sorted(Path(__file__).parent.glob("*.py")):
+    for f in sorted((Path(__file__).resolve().parents[1] / "claims").glob("*.py")):
         for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "claim_record":
                 for kw in node.keywords:

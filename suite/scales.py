@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from claimcheck.progress import tracker
-from claims import env
-from claims.env import DEVICE, no_corpus, seeds
+from suite import settings as env
+from suite.settings import DEVICE, no_corpus, seeds
 from experiments.cost import CostConfig
 from experiments import runs as run_cache
 from experiments.runs import Job, RunSpec, memo_key, memo_many, n_params
@@ -37,7 +37,7 @@ class Scale:
     trains: dict = field(default_factory=dict)  # arm -> its own TrainConfig (e.g. a warmup)
     ci: bool = True        # CI scales train every arm up front (shared among xdist workers)
     stack: bool = False    # train an arm's seeds side by side, or one by one (see STACKING)
-    family: str = ""       # full scales: the evidence family their records live in (claims/evidence.py)
+    family: str = ""       # full scales: the evidence family their records live in (suite/evidence/families.py)
 
     def groups(self) -> list[tuple[int, ...]]:
         """The seeds that train together: all of them, or one at a time."""
@@ -218,7 +218,7 @@ DEPTH_FULL = Scale("depth-full", {a: LADDER_FULL.arms[a] for a in ("+layernorm",
 # seeds, judged at 97.5 % (rules.SECOND_LOOK). Fifty from a power calculation on the first look's
 # tightest part, the validation gap (mean 0.029, sd 0.020 over seeds 0-2, margin 0.02): n =
 # ((z_0.9875 + z_0.8) sd / (mean - margin))^2 = 49. Read from committed evidence only, never trained
-# by a test: `python -m claims.evidence pending --record` records it (about 300k model-steps).
+# by a test: `python -m suite.evidence.families pending --record` records it (about 300k model-steps).
 DEPTH_MORE_FULL = replace(DEPTH_FULL, name="depth-more-full", seeds=seeds(*range(3, 53)))
 
 # DEPTH-01 at CI scale: the document's 3000 steps make ~59 passes over the corpus, which is
@@ -243,7 +243,7 @@ DOC_LADDER = {
 
 # The Polish lab at its own, full scale (it fits the CPU slow tier): 6,400 Adam steps of 8
 # windows, seeds 1-20 on 5 disjoint excerpts of Pan Tadeusz: 100 starts, so that the 95 %
-# interval on a per-start rate is at most +-0.10 (claims/lab_report.py); seeds 1-5 of the first
+# interval on a per-start rate is at most +-0.10 (suite/lab_rules.py); seeds 1-5 of the first
 # excerpt are the chapter's own kind of observation, reported beside the verdict. The
 # lab does not state its learning rate; 1e-3, 3e-3 and 1e-2 gave the same mean best
 # validation on the main excerpt (10.41 each, seeds 1-5), and 3e-3 is the middle one.
@@ -306,7 +306,7 @@ class LabRuns:
 
     def __init__(self, excerpts, seeds, cfg, records, grams, evidence=()):
         self.excerpts, self.seeds, self.cfg, self.grams = excerpts, seeds, cfg, grams
-        self.evidence = set(evidence)  # "<device>, <date>" of every grid record read (claims/lab_evidence.py)
+        self.evidence = set(evidence)  # "<device>, <date>" of every grid record read (suite/evidence/lab.py)
         self._smoothed = {}
         self.steps = np.array(cfg.checkpoints)
         E, S = len(excerpts), len(seeds)
@@ -352,7 +352,7 @@ TINY_LAB = LabScale(LabConfig(lr=3e-3), seeds=seeds(*range(1, 21)), excerpts=5)
 class WinogradScale:
     """Each (task, model) trains its seeds as one stack, for its own number of steps; held-out
     accuracy is also read every 250 steps. The fields are what a diagnosis grid varies
-    (claims/grids.py): each (task, model)'s runs are cached under their own settings only, so a
+    (suite/diagnosis_grids.py): each (task, model)'s runs are cached under their own settings only, so a
     point that changes one task retrains that task's models alone."""
     seeds: tuple[int, ...]
     steps: int = 1500
@@ -445,7 +445,7 @@ class WinogradRuns:
 # Ten starts, not twenty: twenty cost 29 minutes of one CI worker (the two-block arms take 0.47 s
 # a step for 20 stacked models) and put CI at 58 minutes. "Most of 10" needs 9 (binomial p = 0.011),
 # so one start stuck on a plateau still turns nothing; two do.
-WINOGRAD = WinogradScale(seeds=seeds(*range(10)))  # a rate over starts (claims/rules.py): 10, stacked
+WINOGRAD = WinogradScale(seeds=seeds(*range(10)))  # a rate over starts (suite/rules.py): 10, stacked
 
 
 def _log():
@@ -477,7 +477,7 @@ _FOUR_HEADS = ladder(shakespeare_config())["4-heads"]
 SQRT09_FULL = Scale("sqrt09-full", {"div-32": _FOUR_HEADS, "nodiv-32": replace(_FOUR_HEADS, scale_scores=False)},
                     replace(SHAKESPEARE_FULL, log_every=500), seeds=seeds(0, 1, 2, 3, 4), ci=False,
                     family="sqrt-ladder")
-# SQRT-11's diagnosis grid (claims/grids.py) varies the d_k = 1024 pair on seeds 0-2 (its evidence is
+# SQRT-11's diagnosis grid (suite/diagnosis_grids.py) varies the d_k = 1024 pair on seeds 0-2 (its evidence is
 # the sqrt family's): one seed bounds nothing, and the score std's spread grows with the rate
 SQRT1024_FULL = Scale("sqrt1024-full", {a: SQRT_FULL.arms[a] for a in ("div-1024", "nodiv-1024")}, SQRT_FULL.train,
                       seeds=seeds(0, 1, 2), ci=False, family="sqrt")
@@ -494,7 +494,7 @@ SQRT_CI = Scale("sqrt-ci", _sqrt_rungs(d_model=64, block_size=32),
 
 # What the undivided head does to itself in training (SQRT-11, -12, -13: it sharpens, saturates
 # and stays collapsed; the divided one stays soft) is a claim about what training produces, and a
-# runaway is a coin that rounding can flip: a rate over ten starts (claims/rules.py most_starts:
+# runaway is a coin that rounding can flip: a rate over ten starts (suite/rules.py most_starts:
 # 9 of 10 needed, so one start that escapes turns nothing). Seeds 0-2 are SQRT_CI's own runs.
 SQRT1024_CI = replace(SQRT_CI, name="sqrt1024-ci", arms={k: SQRT_CI.arms[k] for k in ("div-1024", "nodiv-1024")},
                       seeds=seeds(*range(10)))
@@ -519,7 +519,7 @@ NORM_CI = Scale("norm-ci", {**_norm_ci, "post+warmup50": _norm_ci["post"]}, _NOR
                         "post+warmup50": replace(_NORM_CI_TRAIN, warmup=150)})
 # "post-norm senza warmup è otto volte peggiore": whether post-norm without warmup fails to train
 # is a coin per start, so NORM-05 at CI scale is a rate over ten starts, paired by seed (most
-# starts, claims/rules.py). Seeds 0-2 are NORM_CI's runs, and pre's are NORM_EQ_CI's too.
+# starts, suite/rules.py). Seeds 0-2 are NORM_CI's runs, and pre's are NORM_EQ_CI's too.
 NORM_RATE_CI = replace(NORM_CI, name="norm-rate-ci", arms={k: NORM_CI.arms[k] for k in ("pre", "post")},
                        trains={}, seeds=seeds(*range(10)))
 # NORM-07's "barely matters for pre-norm" is an equivalence: the catalogue's margin, |effect| <
@@ -579,7 +579,7 @@ class GradNormScale:
 
 NORM03_GRADS = GradNormScale(seeds=(0, 1, 2, 3, 4))
 # NORM-03's second look, declared after the first five seeds left it undecided and before these ran:
-# twenty fresh seeds of the stated measurement, judged at 97.5 % (claims.diagnosis.MoreSeeds' level).
+# twenty fresh seeds of the stated measurement, judged at 97.5 % (suite.diagnosis.MoreSeeds' level).
 # Twenty: the first look's ratio spread (pre and post, sd about 0.1) gives a 97.5 % half-width near
 # 0.05, a tenth of the post band's width.
 NORM03_MORE = GradNormScale(seeds=tuple(range(5, 25)), settings=(("real", "torch"),), name="norm03-grads-more")

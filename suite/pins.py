@@ -10,7 +10,7 @@ and each group of keys gets its own tolerance: ``SAFETY`` times the largest move
 between two runs that differ only in their kernels, and never below ``FLOOR`` (the 1e-4 that a
 second x86 machine met for the end values in issue 12). Measure it again with
 
-    python -m claims.pins movement reports-default/pins reports-avx2/pins
+    python -m suite.pins movement reports-default/pins reports-avx2/pins
 
 where the second run had ``ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2``
 (and its own CLAIMS_CACHE_DIR), and paste what it prints into ``MOVEMENT``.
@@ -49,7 +49,7 @@ MOVEMENT = {
 }
 
 PORTABLE_WHY = (f"{SAFETY}x the largest movement of each group of values measured on {MEASURED_ON}, "
-                f"never below {FLOOR['/early']:g} (early) or {FLOOR['']:g} (end) relative (claims/pins.py)")
+                f"never below {FLOOR['/early']:g} (early) or {FLOOR['']:g} (end) relative (suite/pins.py)")
 
 
 def _round_up(x: float) -> float:
@@ -64,14 +64,14 @@ def _group(name: str, key: str) -> tuple[str, str]:
     for pattern, kind, _ in MOVEMENT.get(name, [("*/early", "rtol", 0), ("*", "rtol", 0)]):
         if fnmatch.fnmatchcase(key, pattern):
             return pattern, kind
-    raise KeyError(f"pin {name}: key {key!r} matches no pattern of claims/pins.py MOVEMENT")
+    raise KeyError(f"pin {name}: key {key!r} matches no pattern of suite/pins.py MOVEMENT")
 
 
 def tolerance(name: str, key: str) -> dict[str, float]:
     """ndarrays_regression's {rtol, atol} for one key of a pin."""
     if name not in MOVEMENT:
-        raise KeyError(f"pin {name}: no measured movement in claims/pins.py MOVEMENT; run "
-                       "`python -m claims.pins movement` on two kernel settings and add it")
+        raise KeyError(f"pin {name}: no measured movement in suite/pins.py MOVEMENT; run "
+                       "`python -m suite.pins movement` on two kernel settings and add it")
     pattern, kind = _group(name, key)
     moved = next(m for p, _, m in MOVEMENT[name] if p == pattern)
     tol = _round_up(SAFETY * moved)
@@ -109,7 +109,7 @@ def movement(a: Path, b: Path) -> dict[str, list]:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m claims.pins")
+    ap = argparse.ArgumentParser(prog="python -m suite.pins")
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("movement", help="largest movement per pin and key group between two runs' "
                                         "reports/pins folders")

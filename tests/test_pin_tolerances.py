@@ -1,12 +1,12 @@
-"""Pin tolerances (claims/pins.py): SAFETY times the measured movement, rounded up to one
+"""Pin tolerances (suite/pins.py): SAFETY times the measured movement, rounded up to one
 significant figure, never below the floor of its kind of value; and the command that measures
 the movement between two runs' pin values."""
 import json
 
 import pytest
 
-from claims import pins
-from claims.pins import FLOOR, MOVEMENT, SAFETY, _group, _round_up, cpu_model, describe, main, movement, tolerance
+from suite import pins
+from suite.pins import FLOOR, MOVEMENT, SAFETY, _group, _round_up, cpu_model, describe, main, movement, tolerance
 
 pytestmark = pytest.mark.fast
 
@@ -48,7 +48,7 @@ def test_a_key_takes_the_first_pattern_it_matches(toy, name, key, group):
 
 def test_a_key_no_pattern_matches_is_an_error_that_names_it(monkeypatch):
     monkeypatch.setitem(MOVEMENT, "partial", [("rows/*", "atol", 0.1)])
-    with pytest.raises(KeyError, match=r"pin partial: key 'acc' matches no pattern of claims/pins.py MOVEMENT"):
+    with pytest.raises(KeyError, match=r"pin partial: key 'acc' matches no pattern of suite/pins.py MOVEMENT"):
         _group("partial", "acc")
 
 
@@ -80,8 +80,8 @@ def test_every_measured_pin_is_given_at_least_safety_times_its_movement():
 
 
 def test_a_pin_without_measured_movement_has_no_tolerance():
-    with pytest.raises(KeyError, match=r"pin new_pin: no measured movement in claims/pins.py MOVEMENT; run "
-                                       r"`python -m claims.pins movement`"):
+    with pytest.raises(KeyError, match=r"pin new_pin: no measured movement in suite/pins.py MOVEMENT; run "
+                                       r"`python -m suite.pins movement`"):
         tolerance("new_pin", "a")
 
 
@@ -156,7 +156,7 @@ def test_the_command_names_itself_and_says_what_movement_measures(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    assert out.startswith("usage: python -m claims.pins [-h] {movement}")
+    assert out.startswith("usage: python -m suite.pins [-h] {movement}")
     assert "largest movement per pin and key group between two runs' reports/pins folders" in " ".join(out.split())
     with pytest.raises(SystemExit):
         main([])
@@ -172,7 +172,7 @@ def test_float_noise_in_the_division_does_not_round_a_figure_up():
 
 
 class _Path:
-    """Stands in for pathlib.Path in claims.pins: every path reads ``text``, or raises."""
+    """Stands in for pathlib.Path in suite.pins: every path reads ``text``, or raises."""
     text = None
 
     def __init__(self, path):
