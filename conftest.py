@@ -15,14 +15,17 @@ import sys
 import numpy as np
 import pytest
 
-from suite import settings as env  # first: the environment is read and validated once, before anything uses it
+from suite import settings
+
+# The entry point: the environment is read and validated here, once, before anything uses it.
+SETTINGS = settings.load()
 
 pytest_plugins = ["pytester"]
 
 
 def pytest_configure(config):
-    if env.problem():
-        raise pytest.UsageError(env.problem())
+    if SETTINGS.problems:
+        raise pytest.UsageError(SETTINGS.problems[0])
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if workers:  # xdist: share the cores instead of every worker spinning up all of them
         import torch
@@ -35,7 +38,7 @@ def _cuda_available() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    if env.DEVICE == "cuda" and not _cuda_available():
+    if SETTINGS.device == "cuda" and not _cuda_available():
         raise pytest.UsageError("CLAIMS_DEVICE=cuda, but torch sees no CUDA device; "
                                 "unset it or install a CUDA build of torch")
 
@@ -58,18 +61,29 @@ def pytest_claimcheck_run_info(config):
 
     from suite.pins import cpu_model
     torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available() and env.DEVICE != "cpu":
+    if torch is not None and torch.cuda.is_available() and SETTINGS.device != "cpu":
         device = f"cuda ({torch.cuda.get_device_name(0)})"
     else:
-        device = env.DEVICE or "cpu"
+        device = SETTINGS.device or "cpu"
     try:
         version = metadata.version("torch")
     except metadata.PackageNotFoundError:
         version = "not installed"
     info = {"torch": version, "device": device, "cpu": f"{cpu_model()} ({platform.machine()})"}
-    if env.SEED_OFFSET:
-        info["seed offset"] = env.SEED_OFFSET
+    if SETTINGS.seed_offset:
+        info["seed offset"] = SETTINGS.seed_offset
     return info
+
+
+@pytest.fixture
+def places(monkeypatch):
+    """``places(data_dir=..., cache_dir=...)``: experiments.data's folders, for one test."""
+    from dataclasses import replace
+    from experiments import data
+
+    def use(**folders):
+        monkeypatch.setattr(data, "_places", replace(data.places(), **folders))
+    return use
 
 
 @pytest.fixture(scope="session")
@@ -78,7 +92,7 @@ def device():
     either, a test that must train at full scale skips; full-scale claims then judge the
     committed evidence instead (suite/evidence/families.py), and never ask for a device."""
     import torch
-    forced = env.DEVICE
+    forced = SETTINGS.device
     if not forced and not torch.cuda.is_available():
         pytest.skip("gpu tier: no CUDA device (CLAIMS_DEVICE=cpu forces the full configuration onto the CPU)")
     if (forced or "cuda") == "cpu":

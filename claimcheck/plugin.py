@@ -88,8 +88,10 @@ def pytest_configure(config):
     reporter.keep_runs = _keep_runs(config)  # a bad value is one line now, not at the run's end
     config.stash[_KEY] = reporter
     config.pluginmanager.register(reporter, "claimcheck-reporter")
-    if not reporter.quiet:
-        progress.register(config, reporter.run_dir)
+    log = None if reporter.quiet else progress.register(config, reporter.run_dir)
+    if log is not None:
+        os.environ[progress.ENV] = str(log)  # before xdist starts its workers, so they inherit it
+        config.add_cleanup(lambda: os.environ.pop(progress.ENV, None))
 
 
 def registry_of(config):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 EVERY_S = 30.0
-ENV = "CLAIMS_PROGRESS_LOG"  # set by the controlling process; workers inherit it
+ENV = "CLAIMCHECK_PROGRESS_LOG"  # set by the plugin in the controlling process; workers inherit it
 _DONE = re.compile(r"^(?P<label>\S+) +done: (?P<steps>\d+) steps in (?P<wall>[\d.]+) s$")
 
 
@@ -99,14 +99,14 @@ class Tail:
         self._flush()
 
 
-def register(config, run_dir: Path):
+def register(config, run_dir: Path) -> Path | None:
     """In the controlling process (not in xdist workers, which only write, nor in a pytest run
-    inside a test, whose lines go to the outer log): the run's own log, and the tail."""
+    inside a test, whose lines go to the outer log): the run's own log, and the tail. Returns the
+    log's path, which the plugin puts in ``ENV`` for the workers, or None."""
     if hasattr(config, "workerinput") or config.option.collectonly or os.environ.get(ENV):
-        return
+        return None
     path = run_dir / "progress.log"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.touch()
-    os.environ[ENV] = str(path)  # before xdist starts its workers, so they inherit it
     config.pluginmanager.register(Tail(config, path), "claimcheck-progress")
-    config.add_cleanup(lambda: os.environ.pop(ENV, None))
+    return path

@@ -11,7 +11,7 @@ import torch
 
 from claimcheck.plugin import run_dir
 from claimcheck.progress import tracker
-from suite import settings as env
+from suite import settings
 from suite.settings import no_corpus
 from suite.rules import check_tolerance
 from suite.pins import PORTABLE_WHY, cpu_model, describe, tolerance
@@ -43,7 +43,7 @@ def shakespeare_tokens():
 @pytest.fixture(scope="session")
 def ensure_runs(shakespeare_tokens):
     """``ensure_runs(specs)`` -> records, trained once across tests and xdist workers."""
-    quiet = not env.TRAIN_LOG
+    quiet = not settings.current().train_log
 
     def ensure(specs):
         return runs.ensure(specs, log=(lambda *_: None) if quiet else print, progress=tracker)
@@ -72,8 +72,8 @@ def pin(request, ndarrays_regression):
         request.node.user_properties.append(("claim_pin", {
             "name": name, "file": f"fixtures/pins/{name}.npz", "meaning": meaning,
             "tolerance": describe(name, values)}))
-        if env.SEED_OFFSET:
-            pytest.skip(f"pin {name}: CLAIMS_SEED_OFFSET={env.SEED_OFFSET} shifts the seeds the pin was made with")
+        if settings.current().seed_offset:
+            pytest.skip(f"pin {name}: CLAIMS_SEED_OFFSET={settings.current().seed_offset} shifts the seeds the pin was made with")
         regen = (not path.is_file() or request.config.getoption("force_regen")
                  or request.config.getoption("regen_all"))
         if regen:

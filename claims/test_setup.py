@@ -1,4 +1,6 @@
 """IT 3.1 Setup and corpus: the arithmetic of the ladder's setup (the corpus itself: slow tier)."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -208,8 +210,8 @@ def _fake_corpus(monkeypatch, tmp_path, content=b"to be or not to be\n", url=Non
     src.write_bytes(content)
     c = data.Corpus("toy", "toy.txt", url or src.as_uri(), hashlib.sha256(b"to be or not to be\n").hexdigest(), 19)
     monkeypatch.setitem(data.CORPORA, "toy", c)
-    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("CLAIMS_DATA_DIR", raising=False)
+    monkeypatch.setattr(data, "_places", replace(data.places(), cache_dir=tmp_path / "cache"))
+    monkeypatch.setattr(data, "_places", replace(data.places(), data_dir=None))
     return c
 
 
@@ -221,11 +223,11 @@ def test_a_download_is_checked_and_cached(monkeypatch, tmp_path):
 
 
 @pytest.mark.fast
-def test_a_checksum_mismatch_refuses_the_data_in_one_line(monkeypatch, tmp_path):
+def test_a_checksum_mismatch_refuses_the_data_in_one_line(places, monkeypatch, tmp_path):
     _fake_corpus(monkeypatch, tmp_path)
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "toy.txt").write_text("to be or not to be?\n")
-    monkeypatch.setenv("CLAIMS_DATA_DIR", str(tmp_path / "d"))
+    places(data_dir=tmp_path / "d")
     with pytest.raises(data.CorpusUnavailable, match="sha256 .* is not the expected") as e:
         data.corpus_path("toy")
     assert "\n" not in str(e.value)
@@ -242,7 +244,7 @@ def test_a_changed_origin_is_not_used(monkeypatch, tmp_path):
 @pytest.mark.fast
 def test_no_network_says_how_to_fix_it(monkeypatch, tmp_path):
     _fake_corpus(monkeypatch, tmp_path, url="http://127.0.0.1:9/toy.txt")  # nothing listens there
-    with pytest.raises(data.CorpusUnavailable, match="set CLAIMS_DATA_DIR") as e:
+    with pytest.raises(data.CorpusUnavailable, match="name a data folder") as e:
         data.corpus_path("toy", timeout=5)
     assert "\n" not in str(e.value)
 
@@ -250,10 +252,13 @@ def test_no_network_says_how_to_fix_it(monkeypatch, tmp_path):
 @pytest.mark.fast
 def test_a_missing_corpus_skips_in_one_line_or_fails_where_data_is_required(monkeypatch):
     err = data.CorpusUnavailable("tinyshakespeare.txt is not in CLAIMS_DATA_DIR or the cache")
-    from suite import settings as env
-    monkeypatch.setattr(env, "REQUIRE_DATA", False)
-    with pytest.raises(pytest.skip.Exception, match="^tinyshakespeare.txt is not in CLAIMS_DATA_DIR"):
-        no_corpus(err)
-    monkeypatch.setattr(env, "REQUIRE_DATA", True)  # CLAIMS_REQUIRE_DATA=1, CI: a failed download turns the job red
-    with pytest.raises(pytest.fail.Exception, match="^CLAIMS_REQUIRE_DATA=1: tinyshakespeare.txt"):
-        no_corpus(err)
+    from suite import settings
+    before = settings.use(replace(settings.current(), require_data=False))
+    try:
+        with pytest.raises(pytest.skip.Exception, match="^tinyshakespeare.txt is not in CLAIMS_DATA_DIR"):
+            no_corpus(err)
+        settings.use(replace(settings.current(), require_data=True))  # CLAIMS_REQUIRE_DATA=1: a failed download turns CI red
+        with pytest.raises(pytest.fail.Exception, match="^CLAIMS_REQUIRE_DATA=1: tinyshakespeare.txt"):
+            no_corpus(err)
+    finally:
+        settings.use(before)

@@ -1,8 +1,8 @@
 """Corpora: found on disk or downloaded once, and never used unless their sha256 matches.
 
 Where a corpus is looked for, in order:
-  1. ``$CLAIMS_DATA_DIR/<file>`` (CI points it at ``../shared/data``);
-  2. the user cache, ``$CLAIMS_CACHE_DIR`` or ``~/.cache/claimcheck``, under ``data/``;
+  1. ``<data folder>/<file>``, the folder a caller names (``use_places``);
+  2. the cache folder (``use_places``; by default ``$XDG_CACHE_HOME/claimcheck``), under ``data/``;
   3. its origin URL, downloaded into that cache.
 Whatever goes wrong (no file, no network, a checksum mismatch) raises ``CorpusUnavailable``
 with one line that says what is wrong and how to fix it. Tests turn it into a skip.
@@ -41,12 +41,31 @@ CORPORA = {
 }
 
 
+@dataclass(frozen=True)
+class Places:
+    """Where corpora are found and what is cached is kept: the caller's folders."""
+    data_dir: Path | None = None   # a folder holding the corpora' files, looked in first
+    cache_dir: Path | None = None  # None: $XDG_CACHE_HOME/claimcheck (~/.cache/claimcheck)
+
+
+_places = Places()
+
+
+def use_places(places: Places) -> None:
+    """Set the folders this module reads (an entry point's call)."""
+    global _places
+    _places = places
+
+
+def places() -> Places:
+    return _places
+
+
 def cache_dir() -> Path:
     """Where downloads, trained tokenizers and training runs are kept between sessions."""
-    env = os.environ.get("CLAIMS_CACHE_DIR")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "claimcheck"
+    if _places.cache_dir:
+        return Path(_places.cache_dir)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "claimcheck"
 
 
 def sha256_of(path: Path) -> str:
@@ -74,16 +93,16 @@ def _download(c: Corpus, dest: Path, timeout: float) -> Path:
     except (urllib.error.URLError, OSError, ValueError) as e:
         part.unlink(missing_ok=True)
         reason = getattr(e, "reason", e)
-        raise CorpusUnavailable(f"{c.filename} is not in CLAIMS_DATA_DIR or the cache, and "
-                                f"downloading {c.url} failed ({reason}); set CLAIMS_DATA_DIR to a "
-                                f"folder holding {c.filename}") from None
+        raise CorpusUnavailable(f"{c.filename} is not in the data folder or the cache, and "
+                                f"downloading {c.url} failed ({reason}); name a data folder "
+                                f"holding {c.filename}") from None
     try:
         _checked(part, c)
     except CorpusUnavailable:
         part.unlink(missing_ok=True)
         raise CorpusUnavailable(f"downloaded {c.url}, but its sha256 does not match the pinned "
                                 f"{c.sha256[:12]}…; the origin changed: get the pinned revision "
-                                "and set CLAIMS_DATA_DIR") from None
+                                "into the data folder") from None
     part.replace(dest)
     return dest
 
@@ -93,15 +112,15 @@ def corpus_path(name: str, *, download: bool = True, timeout: float = 30.0) -> P
     if name not in CORPORA:
         raise KeyError(f"unknown corpus {name!r}; known: {', '.join(CORPORA)}")
     c = CORPORA[name]
-    env = os.environ.get("CLAIMS_DATA_DIR")
-    if env and (Path(env) / c.filename).is_file():
-        return _checked(Path(env) / c.filename, c)
+    folder = _places.data_dir
+    if folder and (Path(folder) / c.filename).is_file():
+        return _checked(Path(folder) / c.filename, c)
     cached = cache_dir() / "data" / c.filename
     if cached.is_file():
         return _checked(cached, c)
     if not download:
-        raise CorpusUnavailable(f"{c.filename} is in neither CLAIMS_DATA_DIR ({env or 'unset'}) "
-                                f"nor {cached.parent}; set CLAIMS_DATA_DIR or allow the download")
+        raise CorpusUnavailable(f"{c.filename} is in neither the data folder ({folder or 'none named'}) "
+                                f"nor {cached.parent}; name a data folder holding it, or allow the download")
     return _download(c, cached, timeout)
 
 

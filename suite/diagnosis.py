@@ -290,10 +290,10 @@ def check_kind(report: dict, path: Path = KINDS) -> str:
     fails until fixtures/kinds.toml changes in the same commit. Under a seed offset the declared
     seeds' evidence is not read, so nothing is compared."""
     from claimcheck.verdict import erratum_kind
-    from suite.settings import SEED_OFFSET
+    from suite import settings
     got = erratum_kind("diverges", report)
     cid = report["claim"]
-    if SEED_OFFSET:
+    if settings.current().seed_offset:
         return got["kind"]
     pin = pinned_kinds(path).get(cid)
     if pin is None:

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from claimcheck.progress import tracker
-from suite import settings as env
-from suite.settings import DEVICE, no_corpus, seeds
+from suite import settings
+from suite.settings import no_corpus, seeds
 from experiments.cost import CostConfig
 from experiments import runs as run_cache
 from experiments.runs import Job, RunSpec, memo_key, memo_many, n_params
@@ -179,7 +179,7 @@ def evidence_mode() -> bool:
     """Full-scale tests judge the committed evidence: there is no CUDA device, and
     CLAIMS_DEVICE=cpu does not ask for the full configurations to be trained on the CPU."""
     import torch
-    return not torch.cuda.is_available() and DEVICE != "cpu"
+    return not torch.cuda.is_available() and settings.current().device != "cpu"
 
 
 # STACKING. Seeds side by side pay where a step's time is overhead, not arithmetic. Measured by
@@ -449,7 +449,7 @@ WINOGRAD = WinogradScale(seeds=seeds(*range(10)))  # a rate over starts (suite/r
 
 
 def _log():
-    return print if env.TRAIN_LOG else None
+    return print if settings.current().train_log else None
 
 
 

@@ -1,65 +1,128 @@
-"""The suite's environment variables, read and validated here and nowhere else.
+"""The suite's settings: read from the environment once, by an entry point, and passed down.
 
     CLAIMS_SEED_OFFSET   an integer that shifts every training seed (default 0)
     CLAIMS_DEVICE        'cpu' or 'cuda': where the gpu tier trains (default: CUDA if present)
     CLAIMS_REQUIRE_DATA  '1': a missing corpus fails its tests instead of skipping them
     CLAIMS_TRAIN_LOG     set: the training runs print their log lines
+    CLAIMS_DATA_DIR      a folder holding the corpora (default: ../shared/data beside the checkout,
+                         or beside the checkout it was cloned from, when there is one)
+    CLAIMS_CACHE_DIR     downloads, tokenizers and training runs (default ~/.cache/claimcheck)
+    CLAIMS_COMMIT        the commit an evidence record names, for a copy of the tree without .git
 
-They are read once, when this module is imported (the root conftest imports it first). A bad
-value is kept as one line in ``PROBLEMS``: the root conftest stops the run with it before any
-test, and a command (``python -m suite.evidence.families``) exits with it; nothing reads the bad value.
+The entry points are the root conftest and the commands' ``main``: each calls ``load()`` first,
+which reads ``Settings.read(os.environ)``, keeps it for ``current()``, and hands the folders to
+``experiments.data``. A bad value is one line in ``problems``: the conftest stops the run with
+it before any test, a command exits with it, and nothing reads the bad value.
 """
 import os
 import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
-PROBLEMS: list[str] = []
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def _offset() -> int:
-    raw = os.environ.get("CLAIMS_SEED_OFFSET") or "0"
-    if not re.fullmatch(r"\s*-?\d+\s*", raw):
-        PROBLEMS.append(f"CLAIMS_SEED_OFFSET={raw!r}: give an integer that shifts every training seed, "
-                        "or leave it unset")
-        return 0
-    return int(raw)
+@dataclass(frozen=True)
+class Settings:
+    seed_offset: int = 0
+    device: str | None = None        # None: CUDA when torch sees one
+    require_data: bool = False
+    train_log: bool = False
+    data_dir: Path | None = None
+    cache_dir: Path | None = None    # None: experiments.data's default
+    commit: str | None = None        # None: asked of git
+    problems: tuple[str, ...] = field(default=(), compare=False)
+
+    @classmethod
+    def read(cls, environ) -> "Settings":
+        """Settings from a mapping of environment variables; each bad value is kept as one line
+        in ``problems`` and its setting left at its default."""
+        problems, out = [], {}
+        raw = environ.get("CLAIMS_SEED_OFFSET") or "0"
+        if re.fullmatch(r"\s*-?\d+\s*", raw):
+            out["seed_offset"] = int(raw)
+        else:
+            problems.append(f"CLAIMS_SEED_OFFSET={raw!r}: give an integer that shifts every training seed, "
+                            "or leave it unset")
+        raw = environ.get("CLAIMS_DEVICE") or None
+        if raw in (None, "cpu", "cuda"):
+            out["device"] = raw
+        else:
+            problems.append(f"CLAIMS_DEVICE={raw!r}: use 'cpu' or 'cuda', or leave it unset")
+        data = environ.get("CLAIMS_DATA_DIR")
+        cache = environ.get("CLAIMS_CACHE_DIR")
+        return cls(**out, require_data=environ.get("CLAIMS_REQUIRE_DATA") == "1",
+                   train_log=environ.get("CLAIMS_TRAIN_LOG") is not None,
+                   data_dir=Path(data) if data else default_data_dir(),
+                   cache_dir=Path(cache) if cache else None,
+                   commit=environ.get("CLAIMS_COMMIT") or None, problems=tuple(problems))
+
+    def seeds(self, *base: int) -> tuple[int, ...]:
+        """The seeds a scale trains, shifted by the seed offset."""
+        return tuple(s + self.seed_offset for s in base)
 
 
-def _device() -> str | None:
-    raw = os.environ.get("CLAIMS_DEVICE") or None
-    if raw not in (None, "cpu", "cuda"):
-        PROBLEMS.append(f"CLAIMS_DEVICE={raw!r}: use 'cpu' or 'cuda', or leave it unset")
+def default_data_dir(root: Path = ROOT) -> Path | None:
+    """``shared/data`` beside the checkout, or beside the checkout this clone was made from."""
+    beside = root.parent / "shared" / "data"
+    if beside.is_dir():
+        return beside
+    try:
+        origin = subprocess.run(["git", "config", "--get", "remote.origin.url"], cwd=root,
+                                capture_output=True, text=True).stdout.strip()
+    except OSError:
         return None
-    return raw
+    there = Path(origin).parent / "shared" / "data" if origin and "://" not in origin else None
+    return there if there is not None and there.is_dir() else None
 
 
-SEED_OFFSET: int = _offset()
-DEVICE: str | None = _device()  # None: CUDA when torch sees one
-REQUIRE_DATA: bool = os.environ.get("CLAIMS_REQUIRE_DATA") == "1"
-TRAIN_LOG: bool = os.environ.get("CLAIMS_TRAIN_LOG") is not None
+_current = Settings()
 
 
-def problem() -> str | None:
-    """The first bad variable, in one line, or None."""
-    return PROBLEMS[0] if PROBLEMS else None
+def load(environ=None) -> Settings:
+    """For entry points: read the environment, keep the result for ``current()``, and hand the
+    folders to ``experiments.data``."""
+    global _current
+    from experiments import data
+    _current = Settings.read(os.environ if environ is None else environ)
+    data.use_places(data.Places(_current.data_dir, _current.cache_dir))
+    return _current
 
 
-def exit_on_problem() -> None:
+def current() -> Settings:
+    """What the entry point loaded (the defaults when none did: a library call in a unit test)."""
+    return _current
+
+
+def use(settings: Settings) -> Settings:
+    """Set the settings directly (a test's own); returns the previous ones."""
+    global _current
+    from experiments import data
+    previous, _current = _current, settings
+    data.use_places(data.Places(settings.data_dir, settings.cache_dir))
+    return previous
+
+
+def exit_on_problem(settings: Settings) -> None:
     """For commands: exit with the one line when a variable is bad."""
-    if PROBLEMS:
-        raise SystemExit(f"error: {PROBLEMS[0]}")
+    if settings.problems:
+        raise SystemExit(f"error: {settings.problems[0]}")
 
 
 def seeds(*base: int) -> tuple[int, ...]:
-    """The seeds a family trains, shifted by CLAIMS_SEED_OFFSET."""
-    return tuple(s + SEED_OFFSET for s in base)
+    """The seeds a scale of the catalogue trains, shifted by the loaded seed offset."""
+    return current().seeds(*base)
 
 
 def no_corpus(err: Exception):
     """A corpus is missing or fails its checksum: skip with its one line, or fail with it when
     CLAIMS_REQUIRE_DATA=1 (a CI job whose badge must not quietly lose the training claims)."""
-    if REQUIRE_DATA:
-        pytest.fail(f"CLAIMS_REQUIRE_DATA=1: {err}", pytrace=False)
+    line = f"{err} (the suite's data folder: CLAIMS_DATA_DIR)"
+    if current().require_data:
+        pytest.fail(f"CLAIMS_REQUIRE_DATA=1: {line}", pytrace=False)
     # report the skip at the test that needed the corpus, not at this helper (-rs shows where)
-    raise pytest.skip.Exception(str(err), _use_item_location=True)
+    raise pytest.skip.Exception(line, _use_item_location=True)
+

@@ -131,7 +131,8 @@ def test_an_unstated_kind_needs_a_second_look_on_fresh_seeds():
 
 def test_a_kind_that_moves_fails_until_its_pin_changes(tmp_path, monkeypatch):
     from suite import diagnosis
-    monkeypatch.setattr("suite.settings.SEED_OFFSET", 0)
+    from suite.settings import Settings
+    monkeypatch.setattr("suite.settings._current", Settings())
     pins = tmp_path / "kinds.toml"
     pins.write_text('[X-01]\nkind = "text"\nreason = "none holds"\n')
     report = dict(_d(False, False), claim="X-01")
@@ -144,7 +145,7 @@ def test_a_kind_that_moves_fails_until_its_pin_changes(tmp_path, monkeypatch):
     pins.write_text('[X-01]\nkind = "maybe"\nreason = "?"\n')
     with pytest.raises(ValueError, match="X-01: each entry is kind = unstated|text|pending"):
         diagnosis.check_kind(report, pins)
-    monkeypatch.setattr("suite.settings.SEED_OFFSET", 100)  # other seeds than the declared: nothing to compare
+    monkeypatch.setattr("suite.settings._current", Settings(seed_offset=100))  # other seeds than the declared: nothing to compare
     assert diagnosis.check_kind(report, pins) == "pending"
 
 
@@ -395,7 +396,7 @@ def test_every_grid_is_declared_under_a_seed_offset_too():
     import os
     import subprocess
     import sys
-    code = ("from suite.diagnosis_grids import NORM_GRIDS; p = NORM_GRIDS['NORM-05'].points()[-1]; "
+    code = ("from suite import settings; settings.load(); from suite.diagnosis_grids import NORM_GRIDS; p = NORM_GRIDS['NORM-05'].points()[-1]; "
             "print(p.name, p.scale.seeds[0])")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          env={**os.environ, "CLAIMS_SEED_OFFSET": "100"})

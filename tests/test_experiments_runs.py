@@ -18,6 +18,8 @@ import threading
 from pathlib import Path
 
 import numpy as np
+from dataclasses import replace
+
 import pytest
 import torch
 from filelock import FileLock, Timeout
@@ -44,14 +46,14 @@ def _sha(blob: bytes) -> str:
 
 
 def _corpus(monkeypatch, tmp_path, name: str, content: bytes) -> data.Corpus:
-    """A toy corpus in CLAIMS_DATA_DIR, pinned to its own sha256; the cache at a folder that does
+    """A toy corpus in the data folder, pinned to its own sha256; the cache at a folder that does
     not exist yet, two levels down (whoever writes into it must make the parents)."""
     c = data.Corpus(name, f"{name}.txt", f"http://example.invalid/{name}.txt", _sha(content), len(content))
     monkeypatch.setitem(data.CORPORA, name, c)
     (tmp_path / "data").mkdir(exist_ok=True)
     (tmp_path / "data" / c.filename).write_bytes(content)
-    monkeypatch.setenv("CLAIMS_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path / "deep" / "cache"))
+    monkeypatch.setattr(data, "_places", replace(data.places(), data_dir=tmp_path / "data"))
+    monkeypatch.setattr(data, "_places", replace(data.places(), cache_dir=tmp_path / "deep" / "cache"))
     return c
 
 
@@ -139,11 +141,11 @@ def test_a_memo_key_is_the_hash_of_kind_params_torch_and_code_plus_the_source_mo
 
 # ---- runs.py: memo and memo_many ---------------------------------------------------------------------
 
-def test_memo_writes_under_cache_dir_runs_holding_the_keys_lock_while_it_computes(tmp_path, monkeypatch):
+def test_memo_writes_under_cache_dir_runs_holding_the_keys_lock_while_it_computes(places, tmp_path, monkeypatch):
     """The record goes to cache_dir()/runs/<key>.json, the folders made as needed; compute runs
     while <key>.lock beside it is held, so a second worker waits instead of computing too."""
     cache = tmp_path / "not" / "made" / "yet"
-    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(cache))
+    places(cache_dir=cache)
     held = []
     assert runs.memo("k1", lambda: held.append(_lock_is_held(cache / "runs" / "k1.lock")) or {"v": 1}) == {"v": 1}
     assert held == [True]
@@ -152,12 +154,12 @@ def test_memo_writes_under_cache_dir_runs_holding_the_keys_lock_while_it_compute
 
 
 @pytest.mark.parametrize("other_finishes", [True, False], ids=["other-writes-B", "other-dies-on-B"])
-def test_memo_many_skips_a_job_another_worker_holds_then_waits_for_it(tmp_path, monkeypatch, other_finishes):
+def test_memo_many_skips_a_job_another_worker_holds_then_waits_for_it(places, tmp_path, monkeypatch, other_finishes):
     """Jobs A (done before), B (another worker holds its lock) and C (new): memo_many must pass
     over A and B without waiting and compute C while B is still held; then read B's record once
     the other worker lets go, or compute B itself if it let go without one. A watchdog releases
     B after 5 s, so a memo_many that waits on B fails instead of hanging."""
-    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
+    places(cache_dir=tmp_path)
     assert runs.memo("A", lambda: {"v": "A"}) == {"v": "A"}
     other = FileLock(str(tmp_path / "runs" / "B.lock"), thread_local=False)
     other.acquire()
@@ -231,13 +233,13 @@ def test_train_an_arm_on_its_corpus_slice_and_label_its_records(monkeypatch):
     assert trained[-1]["progress"] is None and len(made) == 2
 
 
-def test_get_and_ensure_train_an_arm_once_and_read_its_record_after(tmp_path, monkeypatch):
+def test_get_and_ensure_train_an_arm_once_and_read_its_record_after(places, tmp_path, monkeypatch):
     """get trains an arm (its log and step callback see the training) and stores {"runs":
     records} at runs/<key>.json; asked again (under another label: not part of the key) it reads
     that file. ensure reads the cached arm, trains the new one, and hands back one list of
     records per spec, in order. train() is a stub that logs and reports each step like the real
     one: a first real training in a process costs seconds of torch imports."""
-    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
+    places(cache_dir=tmp_path)
     monkeypatch.setattr(runs, "bpe_tokens", lambda name, vocab_size: (np.arange(200) % 7, None))
     trained = []
 
@@ -350,10 +352,10 @@ def test_corpora_are_read_as_utf8_whatever_the_platforms_default(tmp_path, monke
     assert ids.tolist() == list(text.encode("utf-8"))
 
 
-def test_bpe_tokens_default_to_tiny_shakespeare_at_1024_tokens(tmp_path, monkeypatch):
+def test_bpe_tokens_default_to_tiny_shakespeare_at_1024_tokens(places, tmp_path, monkeypatch):
     """What the conftest's shakespeare_tokens relies on. The corpus file is a stub (a few words)
     so nothing is trained on the real text; the key is still tiny Shakespeare's pinned sha256."""
-    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
+    places(cache_dir=tmp_path)
     asked, trained = [], []
     real = bpe_mod.train_bpe
     monkeypatch.setattr(data, "corpus_path", lambda name, **kw: asked.append(name) or _FileOnACp1252Platform(b"to be"))
@@ -376,7 +378,7 @@ def test_load_text_passes_download_and_timeout_on(tmp_path, monkeypatch):
         raise data.urllib.error.URLError("offline")
 
     monkeypatch.setattr(data.urllib.request, "urlopen", urlopen)
-    with pytest.raises(CorpusUnavailable, match="toy.txt is in neither CLAIMS_DATA_DIR"):
+    with pytest.raises(CorpusUnavailable, match="toy.txt is in neither the data folder"):
         data.load_text("toy", download=False)
     assert calls == []
     with pytest.raises(CorpusUnavailable, match=r"failed \(offline\)"):
@@ -430,9 +432,9 @@ def test_a_failed_download_names_the_file_the_url_and_the_reason(tmp_path, monke
     monkeypatch.setattr(data.urllib.request, "urlopen", urlopen)
     with pytest.raises(CorpusUnavailable) as e:
         data._download(c, tmp_path / "toy.txt", 1.0)
-    assert str(e.value) == ("toy.txt is not in CLAIMS_DATA_DIR or the cache, and downloading "
-                            f"http://example.invalid/toy.txt failed ({reason}); set CLAIMS_DATA_DIR "
-                            "to a folder holding toy.txt")
+    assert str(e.value) == ("toy.txt is not in the data folder or the cache, and downloading "
+                            f"http://example.invalid/toy.txt failed ({reason}); name a data folder "
+                            "holding toy.txt")
     assert e.value.__cause__ is None and e.value.__suppress_context__
     assert list(tmp_path.iterdir()) == []
 
@@ -444,16 +446,16 @@ def test_a_download_that_is_not_the_pinned_file_says_the_origin_changed(tmp_path
     with pytest.raises(CorpusUnavailable) as e:
         data._download(c, tmp_path / "toy.txt", 1.0)
     assert str(e.value) == (f"downloaded http://example.invalid/toy.txt, but its sha256 does not match the "
-                            f"pinned {sha[:12]}…; the origin changed: get the pinned revision and set "
-                            "CLAIMS_DATA_DIR")
+                            f"pinned {sha[:12]}…; the origin changed: get the pinned revision "
+                            "into the data folder")
     assert e.value.__cause__ is None and e.value.__suppress_context__
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_cache_dir_defaults_to_dot_cache_claimcheck_in_the_home_folder(tmp_path, monkeypatch):
-    """Neither CLAIMS_CACHE_DIR (an empty one counts as unset) nor XDG_CACHE_HOME: ~/.cache/claimcheck."""
+def test_the_cache_dir_defaults_to_dot_cache_claimcheck_in_the_home_folder(places, tmp_path, monkeypatch):
+    """Neither a cache folder nor XDG_CACHE_HOME: ~/.cache/claimcheck."""
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("CLAIMS_CACHE_DIR", "")
+    places(cache_dir=None)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     assert data.cache_dir() == tmp_path / ".cache" / "claimcheck"
 

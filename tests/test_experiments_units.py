@@ -13,6 +13,8 @@ import urllib.error
 from collections import Counter
 
 import numpy as np
+from dataclasses import replace
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -534,8 +536,8 @@ def _toy(monkeypatch, tmp_path, content=b"the pinned text\n"):
     c = data.Corpus("toy", "toy.txt", "http://example.invalid/toy.txt", hashlib.sha256(content).hexdigest(),
                     len(content))
     monkeypatch.setitem(data.CORPORA, "toy", c)
-    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("CLAIMS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(data, "_places", replace(data.places(), cache_dir=tmp_path / "cache"))
+    monkeypatch.setattr(data, "_places", replace(data.places(), data_dir=tmp_path / "data"))
     (tmp_path / "data").mkdir()
     (tmp_path / "cache" / "data").mkdir(parents=True)
     return c
@@ -557,7 +559,7 @@ def test_a_corpus_is_found_in_the_data_dir_then_the_cache_and_only_if_its_sha256
     with pytest.raises(CorpusUnavailable, match="replace the file with the one from http://example.invalid"):
         data.corpus_path("toy", download=False)
     cached.unlink()
-    with pytest.raises(CorpusUnavailable, match="toy.txt is in neither CLAIMS_DATA_DIR"):
+    with pytest.raises(CorpusUnavailable, match="toy.txt is in neither the data folder"):
         data.corpus_path("toy", download=False)
     with pytest.raises(KeyError, match="unknown corpus 'nope'"):
         data.corpus_path("nope")
@@ -598,15 +600,15 @@ def test_a_download_that_fails_or_differs_from_the_pin_is_not_kept(monkeypatch, 
     assert data.corpus_path("toy", timeout=7) == dest and dest.read_bytes() == b"the pinned text\n"
 
 
-def test_sha256_reads_the_whole_file_and_writes_are_atomic(tmp_path, monkeypatch):
+def test_sha256_reads_the_whole_file_and_writes_are_atomic(places, tmp_path, monkeypatch):
     blob = bytes(range(256)) * 9000  # 2.2 MiB: more than one read
     p = tmp_path / "big.bin"
     data.write_atomic(p, blob)
     assert p.read_bytes() == blob and [q.name for q in tmp_path.iterdir()] == ["big.bin"]
     assert data.sha256_of(p) == hashlib.sha256(blob).hexdigest()
-    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path / "c"))
+    places(cache_dir=tmp_path / "c")
     assert data.cache_dir() == tmp_path / "c"
-    monkeypatch.delenv("CLAIMS_CACHE_DIR")
+    places(cache_dir=None)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
     assert data.cache_dir() == tmp_path / "x" / "claimcheck"
 
@@ -627,8 +629,8 @@ def test_a_run_key_names_what_determines_the_result_and_nothing_else():
     assert len(runs.code_version()) == 12 and runs.code_version() == runs.code_version()
 
 
-def test_memo_computes_once_and_reads_the_record_after(tmp_path, monkeypatch):
-    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
+def test_memo_computes_once_and_reads_the_record_after(places, tmp_path, monkeypatch):
+    places(cache_dir=tmp_path)
     calls = []
 
     def compute(v):

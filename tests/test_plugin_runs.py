@@ -77,7 +77,7 @@ def project(tmp_path):
 
 def _env():
     env = {k: v for k, v in os.environ.items()
-           if k not in ("CLAIMCHECK_RUN_DIR", "CLAIMS_PROGRESS_LOG", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER",
+           if k not in ("CLAIMCHECK_RUN_DIR", "CLAIMCHECK_PROGRESS_LOG", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER",
                         "PYTEST_XDIST_WORKER_COUNT")}
     return env
 

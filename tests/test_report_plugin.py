@@ -404,7 +404,7 @@ def test_trains():
 
 @pytest.mark.fast
 def test_training_progress_reaches_the_terminal_and_the_report(scratch, monkeypatch):
-    monkeypatch.delenv("CLAIMS_PROGRESS_LOG", raising=False)  # this inner run owns its log
+    monkeypatch.delenv("CLAIMCHECK_PROGRESS_LOG", raising=False)  # this inner run owns its log
     scratch.makepyfile(test_progress=PROGRESS)
     result, doc = _run(scratch, "test_progress.py")
     result.stdout.fnmatch_lines(["*[[]train[]] fam/arm/seed0 * step      1/3 *",
@@ -417,7 +417,7 @@ def test_training_progress_reaches_the_terminal_and_the_report(scratch, monkeypa
 @pytest.mark.slow  # two worker interpreters
 def test_training_progress_reaches_the_terminal_under_xdist(scratch, monkeypatch):
     pytest.importorskip("xdist", reason="pytest-xdist is not installed")
-    monkeypatch.delenv("CLAIMS_PROGRESS_LOG", raising=False)
+    monkeypatch.delenv("CLAIMCHECK_PROGRESS_LOG", raising=False)
     scratch.makepyfile(test_progress=PROGRESS)
     result, doc = _run(scratch, "test_progress.py", "-n", "2", subprocess=True)
     result.stdout.fnmatch_lines(["*[[]train[]] fam/arm/seed0 * done: 3 steps in * s"])

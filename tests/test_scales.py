@@ -22,8 +22,8 @@ def _job(order, name, work, fails=False):
     return Job(name, compute, work)
 
 
-def test_the_ci_scales_train_up_front_the_largest_job_first_and_each_once(tmp_path, monkeypatch):
-    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
+def test_the_ci_scales_train_up_front_the_largest_job_first_and_each_once(places, tmp_path, monkeypatch):
+    places(cache_dir=tmp_path)
     order = []
     a = SimpleNamespace(jobs=lambda: [_job(order, "small", 1.0), _job(order, "big", 9.0)])
     b = SimpleNamespace(jobs=lambda: [_job(order, "mid", 5.0), _job(order, "big", 9.0)])  # a shared run
@@ -33,11 +33,11 @@ def test_the_ci_scales_train_up_front_the_largest_job_first_and_each_once(tmp_pa
     assert order == ["big", "mid", "small"]
 
 
-def test_a_scale_or_job_that_fails_up_front_leaves_the_rest_training_and_is_met_again_when_read(
+def test_a_scale_or_job_that_fails_up_front_leaves_the_rest_training_and_is_met_again_when_read(places, 
         tmp_path, monkeypatch):
     """A scale whose corpus is missing cannot list its jobs; a job can raise while it trains.
     Neither stops the others, and the job's error comes back to whoever reads it."""
-    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
+    places(cache_dir=tmp_path)
     order = []
 
     def no_corpus():

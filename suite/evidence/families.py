@@ -106,8 +106,9 @@ def config_of(spec) -> dict:
 def _commit() -> str:
     """The commit the code was at when the set started (cached: later commits are not its).
     CLAIMS_COMMIT names it for a copy of the tree that has no .git (a rented GPU machine)."""
-    if os.environ.get("CLAIMS_COMMIT"):
-        return os.environ["CLAIMS_COMMIT"]
+    from suite import settings
+    if settings.current().commit:
+        return settings.current().commit
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                               text=True, check=True).stdout.strip()
@@ -510,8 +511,8 @@ def status(log=print):
 
 
 def main(argv=None):
-    from suite import settings as env
-    env.exit_on_problem()  # a bad CLAIMS_SEED_OFFSET or CLAIMS_DEVICE: one line, before any seed is read
+    from suite import settings
+    settings.exit_on_problem(settings.load())  # a bad CLAIMS_SEED_OFFSET or CLAIMS_DEVICE: one line, before any seed is read
     ap = argparse.ArgumentParser(prog="python -m suite.evidence.families", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="train a family's full-scale runs and record them")
@@ -550,8 +551,6 @@ def main(argv=None):
         print(f"{stale} stale record(s): delete each and rerun its `python -m suite.evidence.families run`" if stale
               else "every record replays within its tolerances (docs/replay.md)")
         return 1 if stale else 0
-    if not os.environ.get("CLAIMS_DATA_DIR") and (ROOT.parent / "shared" / "data").is_dir():
-        os.environ["CLAIMS_DATA_DIR"] = str(ROOT.parent / "shared" / "data")  # as .ci/run finds it
     if a.cmd == "grid":
         record_grid(a.claim, a.device, a.stack)
         return 0

@@ -46,10 +46,10 @@ def record_paths() -> list:
 def config(scale, exs) -> dict:
     """What determines a point's runs, as its record keeps it: the lab's config with positions,
     the suite's own seeds (records are made without CLAIMS_SEED_OFFSET) and the excerpts' hashes."""
-    from suite import settings as env
+    from suite import settings
     from experiments.polish_lab import with_positions
     return json.loads(json.dumps({"lab": asdict(with_positions(scale.config, True)),  # as JSON keeps it
-                                  "seeds": [s - env.SEED_OFFSET for s in scale.seeds],
+                                  "seeds": [s - settings.current().seed_offset for s in scale.seeds],
                                   "excerpts": [ex.sha256 for ex in exs]}))
 
 
@@ -60,11 +60,11 @@ def pending(names=()) -> list:
 
 def record(names=(), log=print) -> list:
     """Train and record every trained point not yet recorded (of ``names``, if given)."""
-    from suite import settings as env
+    from suite import settings
     from claimcheck.progress import tracker
     from experiments.polish_lab import train_runs, with_positions
     from experiments.train import FIRST_LOSSES
-    if env.SEED_OFFSET:
+    if settings.current().seed_offset:
         raise SystemExit("error: lab grid records are made at the suite's own seeds; unset CLAIMS_SEED_OFFSET")
     known = [s.name for s in points()]
     unknown = [n for n in names if n not in known]
@@ -136,16 +136,16 @@ def load(point: str) -> dict | None:
 def point_runs(scale, stated: LabRuns) -> LabRuns:
     """A point's runs, from its record (with positions only); a missing record skips naming the
     command, a broken one fails (never a divergence)."""
-    from suite import settings as env
+    from suite import settings
     try:
         rec = load(scale.name)
     except InvalidRecord as e:
         pytest.fail(str(e), pytrace=False)
     if rec is None:
         raise pytest.skip.Exception(f"no lab evidence for {scale.name}: run `{COMMAND}`", _use_item_location=True)
-    if env.SEED_OFFSET:
+    if settings.current().seed_offset:
         raise pytest.skip.Exception(f"lab evidence for {scale.name} is recorded at seeds {rec['config']['seeds']}; "
-                                    f"CLAIMS_SEED_OFFSET={env.SEED_OFFSET} moves the suite's", _use_item_location=True)
+                                    f"CLAIMS_SEED_OFFSET={settings.current().seed_offset} moves the suite's", _use_item_location=True)
     runs = scale.read(stated.excerpts, {True: rec["result"]})
     runs.evidence.add(grid_records.evidence_of(rec))
     return runs
@@ -168,11 +168,9 @@ def replay_movement(rec: dict) -> tuple[float, float]:
 if __name__ == "__main__":
     import os
     import sys
-    from suite import settings as env
+    from suite import settings
     from suite.evidence.families import ROOT
-    env.exit_on_problem()  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
-    if not os.environ.get("CLAIMS_DATA_DIR") and (ROOT.parent / "shared" / "data").is_dir():
-        os.environ["CLAIMS_DATA_DIR"] = str(ROOT.parent / "shared" / "data")  # as .ci/run finds it
+    settings.exit_on_problem(settings.load())  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
     if sys.argv[1:] == ["--pending"]:
         print("\n".join(f"{s.name}" for s in pending()) or "lab: every grid point is recorded")
     else:

@@ -36,9 +36,9 @@ def points() -> list:
 def recorded_arm(scale, task: str, kind: str) -> dict:
     """The config a record of (point, model) holds: the point's, at the suite's own seeds (records
     are made without CLAIMS_SEED_OFFSET, which shifts the scale's seeds)."""
-    from suite import settings as env
+    from suite import settings
     arm = scale.arm(task, kind)
-    return {**arm, "seeds": [s - env.SEED_OFFSET for s in arm["seeds"]]}
+    return {**arm, "seeds": [s - settings.current().seed_offset for s in arm["seeds"]]}
 
 
 def changed(scale) -> list[tuple[str, str]]:
@@ -73,8 +73,8 @@ def pending(names=()) -> list[tuple[object, tuple[str, str]]]:
 def record(names=(), log=print) -> list:
     """Train and record every pending (point, model), cheapest first."""
     import torch
-    from suite import settings as env
-    if env.SEED_OFFSET:
+    from suite import settings
+    if settings.current().seed_offset:
         raise SystemExit("error: Winograd grid records are made at the suite's own seeds; unset CLAIMS_SEED_OFFSET")
     known = [s.name for s in points()]
     unknown = [n for n in names if n not in known]
@@ -175,7 +175,7 @@ def load(point: str, task: str, kind: str) -> dict | None:
 def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
     """A point's runs: its own records for the models it changes, the stated runs for the rest. A
     missing record skips naming the command; a broken one fails (never a divergence)."""
-    from suite import settings as env
+    from suite import settings
     records, evidence = {}, set()
     for task, kind in scale.models:
         if (task, kind) not in changed(scale):
@@ -188,9 +188,9 @@ def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
         if rec is None:
             raise pytest.skip.Exception(f"no Winograd evidence for {scale.name} {task}/{kind}: run `{COMMAND}`",
                                         _use_item_location=True)
-        if env.SEED_OFFSET:
+        if settings.current().seed_offset:
             raise pytest.skip.Exception(f"Winograd evidence for {scale.name} is recorded at seeds {rec['config']['seeds']}; "
-                                        f"CLAIMS_SEED_OFFSET={env.SEED_OFFSET} moves the suite's", _use_item_location=True)
+                                        f"CLAIMS_SEED_OFFSET={settings.current().seed_offset} moves the suite's", _use_item_location=True)
         records[task, kind] = rec["result"]
         evidence.add(grid_records.evidence_of(rec))
     return WinogradRuns(scale, records, evidence)
@@ -211,8 +211,8 @@ def replay_movement(rec: dict) -> tuple[float, float]:
 
 if __name__ == "__main__":
     import sys
-    from suite import settings as env
-    env.exit_on_problem()  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
+    from suite import settings
+    settings.exit_on_problem(settings.load())  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
     if sys.argv[1:] == ["--pending"]:
         print("\n".join(f"{s.name:<40} {t}/{k}" for s, (t, k) in pending()) or "winograd: every grid point is recorded")
     else:
