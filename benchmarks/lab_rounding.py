@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from suite.scales import TINY_LAB
+from suite.catalogue import TINY_LAB
 from experiments.polish import excerpts
 from experiments.polish_lab import train_runs, with_positions
 

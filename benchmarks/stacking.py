@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import torch
 
-from suite.scales import LADDER_CI, NORM_CI, NORM_EQ_CI, POS_CI, SQRT_CI, TINY_LAB, WINOGRAD
+from suite.catalogue import LADDER_CI, NORM_CI, NORM_EQ_CI, POS_CI, SQRT_CI, TINY_LAB, WINOGRAD
 from experiments.train import fit, token_batches
 from experiments.winograd import fixed_task, model_config
 from model.stack import Stack

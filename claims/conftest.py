@@ -110,10 +110,11 @@ def _dump(request, name, arrays):
     (out / "pins" / f"{name}.json").write_text(json.dumps({k: v.tolist() for k, v in arrays.items()}))
 
 
-from suite.evidence import families as evidence
-from suite import scales  # noqa: E402
+from suite import catalogue  # noqa: E402
+from suite.evidence import families as evidence  # noqa: E402
 from suite.lab_rules import TEXT as LAB_TEXT  # noqa: E402
-from suite.scales import LabRuns, Runs  # noqa: E402
+from suite.lab_scale import LabRuns  # noqa: E402
+from suite.scales import Runs, Scale, evidence_mode, train_up_front  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -121,7 +122,7 @@ def _evidence_provenance(request):
     """A test that judged committed full-scale evidence says so in its verdict: on which device
     and when the numbers were recorded (read at teardown, once the test has read its arms)."""
     yield
-    args = request.node.funcargs.values()
+    args = (request.node.funcargs or {}).values()  # None when the run was interrupted
     seen = sorted({e for v in args if isinstance(v, Runs) for e in v.evidence})
     if seen:
         request.node.user_properties.append(("claim_evidence", "evidence recorded on " + "; ".join(seen)))
@@ -129,61 +130,48 @@ def _evidence_provenance(request):
         request.node.user_properties.append(("claim_evidence", f"measured on {LAB_TEXT}"))
 
 
-@pytest.fixture(scope="session")
-def evidence_runs():
-    """How a full scale reads its committed records when nothing trains it (no CUDA)."""
-    return evidence.recorded_runs
-
-
-# ---- the scales of suite/scales.py, one session fixture each: what a test trained (or read) ----
-# A CI scale trains every arm up front, shared among xdist workers; a full scale trains an arm
-# when a test first reads it, on CUDA, or reads its committed evidence. Each fixture is its
-# scale's name in lower case.
+# ---- the scales of suite/catalogue.py: one session fixture each, named in catalogue.FIXTURES ----
 
 @pytest.fixture(scope="session", autouse=True)
 def _ci_scales_up_front(request):
     """Before the first test under claims/, on each worker: every CPU scale that a test to be run
-    reads, all its jobs in one list, the largest first (scales.train_up_front). A scale that
+    reads, all its jobs in one list, the largest first (suite.scales.train_up_front). A scale that
     cannot list its jobs (a missing corpus), or a job that raises, is left to the scale's own
     fixture, which meets the error again and reports it in its own tests; the rest still train."""
     needed = {name for item in request.session.items if not item.get_closest_marker("skip")
               for name in getattr(item, "fixturenames", ())}
-    scales.train_up_front(scales.ci_scales(needed))
+    train_up_front(catalogue.ci_scales(needed))
+
+
+def _runs(scale, request):
+    """What a test reads of ``scale``: a CI scale's runs, trained up front on the CPU; a full
+    scale's, trained on CUDA when read, or (no CUDA, and CLAIMS_DEVICE=cpu not set) its committed
+    evidence; the lab's, Winograd's, the gradient norms' and the cost's own runs."""
+    if not isinstance(scale, Scale):
+        return scale.runs()
+    if not scale.ci and evidence_mode():
+        return evidence.recorded_runs(scale)
+    device = "cpu" if scale.ci else request.getfixturevalue("device")
+    return scale.runs(request.getfixturevalue("ensure_runs"), device)
+
+
+def _scale_fixture(name, scale):
+    @pytest.fixture(scope="session", name=name)
+    def fixture(request):
+        return _runs(scale, request)
+    fixture.__doc__ = f"The runs of {getattr(scale, 'name', name)} (suite/catalogue.py)."
+    return fixture
+
+
+# pytest finds a fixture as a module attribute: one per entry of the catalogue's table
+for _name, _scale in catalogue.FIXTURES.items():
+    globals()[f"_fixture_{_name}"] = _scale_fixture(_name, _scale)
 
 
 @pytest.fixture(scope="session")
-def ladder_ci(request):
-    return scales.LADDER_CI.runs(request)
-
-
-@pytest.fixture(scope="session")
-def ladder_full(request):
-    return scales.LADDER_FULL.runs(request)
-
-
-@pytest.fixture(scope="session")
-def ladder_ln_full(request):
-    return scales.LADDER_LN_FULL.runs(request)
-
-
-@pytest.fixture(scope="session")
-def depth_full(request):
-    return scales.DEPTH_FULL.runs(request)
-
-
-@pytest.fixture(scope="session")
-def depth_ci(request):
-    return scales.DEPTH_CI.runs(request)
-
-
-@pytest.fixture(scope="session")
-def tiny_lab(request):
-    return scales.TINY_LAB.runs(request)
-
-
-@pytest.fixture(scope="session")
-def winograd(request):
-    return scales.WINOGRAD.runs(request)
+def evidence_runs():
+    """``scale -> runs`` for a full-scale diagnosis grid: a point's committed records."""
+    return evidence.recorded_runs
 
 
 @pytest.fixture(scope="session")
@@ -191,7 +179,7 @@ def lab_point_runs(tiny_lab):
     """``scale -> runs`` for a Polish-lab diagnosis grid: the stated scale's are the verdict's own
     runs, a point's its committed record (suite/evidence/lab.py)."""
     from suite.evidence.lab import point_runs
-    return lambda scale: tiny_lab if scale.name == scales.TINY_LAB.name else point_runs(scale, tiny_lab)
+    return lambda scale: tiny_lab if scale.name == catalogue.TINY_LAB.name else point_runs(scale, tiny_lab)
 
 
 @pytest.fixture(scope="session")
@@ -199,79 +187,4 @@ def winograd_point_runs(winograd):
     """``scale -> runs`` for a Winograd diagnosis grid: the stated scale's are the verdict's own
     runs, a point's are its committed records (suite/evidence/winograd.py)."""
     from suite.evidence.winograd import point_runs
-    return lambda scale: winograd if scale.name == scales.WINOGRAD.name else point_runs(scale, winograd)
-
-
-@pytest.fixture(scope="session")
-def sqrt_full(request):
-    return scales.SQRT_FULL.runs(request)
-
-
-@pytest.fixture(scope="session")
-def sqrt09_full(request):
-    return scales.SQRT09_FULL.runs(request)
-
-
-@pytest.fixture(scope="session")
-def sqrt1024_full(request):
-    return scales.SQRT1024_FULL.runs(request)
-
-
-@pytest.fixture(scope="session")
-def sqrt32_full(request):
-    return scales.SQRT32_FULL.runs(request)
-
-
-@pytest.fixture(scope="session")
-def sqrt_ci(request):
-    return scales.SQRT_CI.runs(request)
-
-
-@pytest.fixture(scope="session")
-def sqrt1024_ci(request):
-    return scales.SQRT1024_CI.runs(request)
-
-
-@pytest.fixture(scope="session")
-def norm_full(request):
-    return scales.NORM_FULL.runs(request)
-
-
-@pytest.fixture(scope="session")
-def norm_ci(request):
-    return scales.NORM_CI.runs(request)
-
-
-@pytest.fixture(scope="session")
-def norm_rate_ci(request):
-    return scales.NORM_RATE_CI.runs(request)
-
-
-@pytest.fixture(scope="session")
-def norm_eq_ci(request):
-    return scales.NORM_EQ_CI.runs(request)
-
-
-@pytest.fixture(scope="session")
-def pos_full(request):
-    return scales.POS_FULL.runs(request)
-
-
-@pytest.fixture(scope="session")
-def pos_ci(request):
-    return scales.POS_CI.runs(request)
-
-
-@pytest.fixture(scope="session")
-def norm03_grads(request):
-    return scales.NORM03_GRADS.runs(request)
-
-
-@pytest.fixture(scope="session")
-def norm03_more(request):
-    return scales.NORM03_MORE.runs(request)
-
-
-@pytest.fixture(scope="session")
-def cost_ci(request):
-    return scales.COST_CI.runs(request)
+    return lambda scale: winograd if scale.name == catalogue.WINOGRAD.name else point_runs(scale, winograd)

@@ -164,7 +164,7 @@ def test_tiled_attention_never_holds_more_than_one_tile_of_scores(claim_record):
 
 from experiments.cost import CostConfig, measure, slope, table  # noqa: E402
 from suite.rules import TOST_LEVEL, inside  # noqa: E402
-from suite.scales import COST_CI  # noqa: E402
+from suite.catalogue import COST_CI  # noqa: E402
 
 CPU_NS = COST_CI.ns
 

@@ -147,7 +147,7 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
                        "mean and 90 % interval")
     if holds is None:  # the declared second look decides, on fresh seeds (scales.DEPTH_MORE_FULL)
         from suite.evidence import families as evidence
-        from suite.scales import DEPTH_MORE_FULL
+        from suite.catalogue import DEPTH_MORE_FULL
         fam = evidence.family_of(DEPTH_MORE_FULL.name)
         done = [s for s in DEPTH_MORE_FULL.seeds if all(evidence.path(fam, a, s).is_file() for a in DEPTH_MORE_FULL.arms)]
         if len(done) < len(DEPTH_MORE_FULL.seeds):  # no verdict on part of a declared sample

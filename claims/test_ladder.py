@@ -64,7 +64,7 @@ def test_the_shakespeare_model_is_about_half_a_million_parameters(claim_record):
 
 def draw_ladder(ladder, title):
     """Bar chart, document beside measured, and the validation curve of every rung."""
-    from suite.scales import DOC_LADDER
+    from suite.catalogue import DOC_LADDER
 
     def draw(fig):
         names = list(ladder.scale.arms)
@@ -150,7 +150,7 @@ def test_layernorm_helps_a_little(ladder_ci, claim_record):
 @pytest.mark.slow
 def test_the_ci_ladder_matches_its_pin(ladder_ci, pin):
     """Per-seed perplexities of every rung, and the first logged training loss."""
-    from suite.scales import LADDER_CI
+    from suite.catalogue import LADDER_CI
     values = {f"{r}/val": ladder_ci.val(r) for r in LADDER_CI.arms}
     values.update({f"{r}/train": ladder_ci.train(r) for r in LADDER_CI.arms})
     values.update({f"{r}/early": [ladder_ci.run(r, s).curve["loss"][0] for s in LADDER_CI.seeds]

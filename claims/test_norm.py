@@ -9,7 +9,7 @@ from model import MLP, Block, MultiHeadAttention
 from claimcheck import diverges, undecided
 from suite.rules import MAJORITY, MOST, SECOND_LOOK, TOST_LEVEL, beyond, decide, interval, joint, judge, mean_interval, starts, wide_level, within
 from suite.diagnosis import check_kind
-from suite.scales import NORM03_GRADS, NORM03_MORE
+from suite.catalogue import NORM03_GRADS, NORM03_MORE
 
 
 

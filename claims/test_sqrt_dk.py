@@ -220,7 +220,7 @@ def test_a_saturated_softmax_passes_almost_no_gradient(claim_record):
 
 from suite.rules import (MAJORITY, MOST, above, below, decide, interval, joint, joint_record, judge,  # noqa: E402
                           mean_interval, starts, two_se, within)
-from suite.scales import SQRT_WIDTHS  # noqa: E402
+from suite.catalogue import SQRT_WIDTHS  # noqa: E402
 
 DOC_WORTH = {32: "≈ 0 (no-division slightly ahead)", 256: 18, 1024: 17}
 

@@ -61,7 +61,7 @@ import numpy as np  # noqa: E402
 
 from suite.lab_rules import MAIN, TEXT, draw_lab, exists, k_of_5, k_of_5_rule, per_run
 from suite.rules import TOST_LEVEL, decide_parts  # noqa: E402
-from suite.scales import TINY_LAB  # noqa: E402
+from suite.catalogue import TINY_LAB  # noqa: E402
 from experiments.data import CorpusUnavailable  # noqa: E402
 from experiments.polish_lab import batches  # noqa: E402
 from experiments.numpy_gpt import TinyLab, params_from_torch  # noqa: E402

@@ -10,7 +10,7 @@ from experiments.winograd import (ADJ_AT, ADJECTIVES, CROSSED, CROSSER, NOUNS, Q
                             leaky_task, model_config)
 from claimcheck import diverges
 from suite.rules import ALPHA, MAJORITY, MOST, TOST_LEVEL, decide, rate_text, starts, starts_joint, two_se
-from suite.scales import WINOGRAD
+from suite.catalogue import WINOGRAD
 
 # ---- the generator: exact ------------------------------------------------------------------
 

@@ -17,7 +17,8 @@ from suite.diagnosis import Axis, Grid, MoreSeeds
 from suite.settings import seeds
 from dataclasses import replace
 
-from suite.scales import DEPTH_FULL, LADDER_FULL, NORM_FULL, SQRT09_FULL, SQRT1024_FULL, SQRT32_FULL, TINY_LAB, WINOGRAD
+from suite.catalogue import (DEPTH_FULL, LADDER_FULL, NORM_FULL, SQRT09_FULL, SQRT1024_FULL, SQRT32_FULL, TINY_LAB,
+                             WINOGRAD)
 
 # ---- pre- vs post-norm: NORM-04 .. NORM-07 read the same four arms ---------------------------
 # The stated configuration with a validation curve every 50 steps (the verdict's records have

@@ -9,7 +9,8 @@ import pytest
 
 from suite.diagnosis import SELECTED_ON_REPORT, Axis, Grid, MoreSeeds, diagnose, diagnosis_test, vary
 from suite.diagnosis_grids import GRIDS
-from suite.scales import LADDER_CI, Runs
+from suite.catalogue import LADDER_CI
+from suite.scales import Runs
 from claimcheck.verdict import erratum_kind, headline_records, headline_value, point_state
 
 pytestmark = pytest.mark.fast
@@ -42,9 +43,9 @@ def test_an_axis_names_a_real_setting_and_something_to_try(setting, values, matc
 ])
 def test_a_grid_fails_at_construction_on_a_field_its_scale_lacks_or_a_first_value_not_ours(scale, setting, values,
                                                                                            match):
-    from suite import scales
+    from suite import catalogue
     with pytest.raises(ValueError, match=match):
-        Grid("X-01", getattr(scales, scale), (Axis(setting, values, "why"),))
+        Grid("X-01", catalogue.FIXTURES[scale.lower()], (Axis(setting, values, "why"),))
 
 
 def test_vary_changes_one_setting_of_every_arm_or_of_every_training():

@@ -13,7 +13,7 @@ from suite.evidence import store as grid_records
 from suite.evidence import lab as le
 from suite.evidence.families import InvalidRecord
 from suite.diagnosis_grids import LAB_GRIDS
-from suite.scales import TINY_LAB
+from suite.catalogue import TINY_LAB
 from experiments.train import FIRST_LOSSES
 
 RECORDS = le.record_paths()

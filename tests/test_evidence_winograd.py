@@ -11,7 +11,7 @@ from suite.evidence import store as grid_records
 from suite.evidence import winograd as we
 from suite.evidence.families import InvalidRecord
 from suite.diagnosis_grids import WINOGRAD_GRIDS
-from suite.scales import WINOGRAD
+from suite.catalogue import WINOGRAD
 from experiments.train import FIRST_LOSSES
 
 RECORDS = we.record_paths()

@@ -1,11 +1,10 @@
 """How the training scales are trained: every CI scale a run will read, up front, the largest
 job first, each once, whichever xdist worker gets to it (suite/scales.py train_up_front)."""
-import ast
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from suite import catalogue
 from suite import scales
 from experiments.runs import Job, memo_many, n_params
 from model.gpt import GPT
@@ -33,8 +32,8 @@ def test_the_ci_scales_train_up_front_the_largest_job_first_and_each_once(places
     assert order == ["big", "mid", "small"]
 
 
-def test_a_scale_or_job_that_fails_up_front_leaves_the_rest_training_and_is_met_again_when_read(places, 
-        tmp_path, monkeypatch):
+def test_a_scale_or_job_that_fails_up_front_leaves_the_rest_training_and_is_met_again_when_read(
+        places, tmp_path, monkeypatch):
     """A scale whose corpus is missing cannot list its jobs; a job can raise while it trains.
     Neither stops the others, and the job's error comes back to whoever reads it."""
     places(cache_dir=tmp_path)
@@ -54,25 +53,22 @@ def test_a_scale_or_job_that_fails_up_front_leaves_the_rest_training_and_is_met_
 def test_only_the_scales_that_train_on_the_cpu_are_trained_up_front():
     """Full scales train on CUDA when a test reads them, or read their records; the cost
     measurements time themselves and must not share the cores; other fixtures are not scales."""
-    got = scales.ci_scales({"ladder_ci", "ladder_full", "cost_ci", "tiny_lab", "winograd", "norm03_grads",
+    got = catalogue.ci_scales({"ladder_ci", "ladder_full", "cost_ci", "tiny_lab", "winograd", "norm03_grads",
                             "device", "pin"})
-    assert got == [scales.LADDER_CI, scales.NORM03_GRADS, scales.TINY_LAB, scales.WINOGRAD]
+    assert got == [catalogue.LADDER_CI, catalogue.NORM03_GRADS, catalogue.TINY_LAB, catalogue.WINOGRAD]
 
 
-def test_every_scale_fixture_is_its_scales_name_in_lower_case():
-    """ci_scales finds a test's scales by its fixtures' names: each claims/conftest.py fixture
-    that returns ``scales.X.runs(request)`` must be named ``x``."""
-    tree = ast.parse((Path(__file__).resolve().parents[1] / "claims" / "conftest.py").read_text())
-    pairs = [(f.name, r.func.value.attr) for f in tree.body if isinstance(f, ast.FunctionDef)
-             and len(f.body) == 1 and isinstance(r := getattr(f.body[0], "value", None), ast.Call)
-             and isinstance(r.func, ast.Attribute) and r.func.attr == "runs"
-             and isinstance(r.func.value, ast.Attribute) and getattr(r.func.value.value, "id", "") == "scales"]
-    assert len(pairs) >= 20
-    assert all(fixture.upper() == name for fixture, name in pairs), pairs
+def test_every_scale_of_the_catalogue_is_read_through_one_fixture():
+    """catalogue.FIXTURES names each scale's session fixture (claims/conftest.py makes one per
+    entry); DEPTH-01's second look is read from its committed evidence only."""
+    declared = {k for k, v in vars(catalogue).items() if k.isupper() and hasattr(v, "runs")}
+    by_fixture = {k for k, v in vars(catalogue).items() if any(v is s for s in catalogue.FIXTURES.values())}
+    assert declared - by_fixture == {"DEPTH_MORE_FULL"}
+    assert len({id(s) for s in catalogue.FIXTURES.values()}) == len(catalogue.FIXTURES)
 
 
 def test_a_runs_work_is_its_parameters_times_its_predictions_over_its_seeds():
-    spec = scales.SQRT_CI.spec("div-32", (0, 1))
+    spec = catalogue.SQRT_CI.spec("div-32", (0, 1))
     built = sum(p.numel() for p in GPT(spec.model).parameters())
     assert n_params(spec.model) == built
     assert spec.work() == built * 1000 * 16 * 32 * 2  # steps x batch x window x seeds

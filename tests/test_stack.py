@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from suite.scales import DEPTH_CI, LADDER_CI, NORM_CI, POS_CI, SQRT_CI
+from suite.catalogue import DEPTH_CI, LADDER_CI, NORM_CI, POS_CI, SQRT_CI
 from experiments.train import fit, token_batches
 from experiments.winograd import fixed_task, model_config
 from model import GPT

@@ -24,14 +24,14 @@ from pathlib import Path
 
 import pytest
 
-from suite import scales
+from suite import catalogue
 from suite.scales import Runs
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIDENCE = ROOT / "fixtures" / "evidence"
 # family -> the Scale (suite/scales.py) its records are made with; a Scale names its family
-FAMILIES = {"ladder": "LADDER_FULL", "sqrt": "SQRT_FULL", "norm": "NORM_FULL", "positions": "POS_FULL",
-            "sqrt-ladder": "SQRT09_FULL"}
+FAMILIES = {"ladder": catalogue.LADDER_FULL, "sqrt": catalogue.SQRT_FULL, "norm": catalogue.NORM_FULL,
+            "positions": catalogue.POS_FULL, "sqrt-ladder": catalogue.SQRT09_FULL}
 
 # Replay: the first steps of one record per configuration and code version (``replay_groups``) are
 # retrained by the slow tier (tests/test_evidence_families.py); `python -m suite.evidence.families replay` does every record.
@@ -54,7 +54,7 @@ REPLAY_RTOL = 4e-4
 def scale_of(family: str, point: str = ""):
     """The Scale a family's records are made with; with ``point``, that grid point's variant."""
     if not point:
-        return getattr(scales, FAMILIES[family])
+        return FAMILIES[family]
     for scale in points_of(family):
         if scale.name == point:
             return scale
@@ -75,13 +75,14 @@ def points_of(family: str) -> list:
 
 
 # scales made of a family's arms on more seeds: they read (and are recorded into) its records
-SUBSETS = ("SQRT32_FULL", "SQRT1024_FULL", "LADDER_LN_FULL", "DEPTH_FULL", "DEPTH_MORE_FULL")
+SUBSETS = (catalogue.SQRT32_FULL, catalogue.SQRT1024_FULL, catalogue.LADDER_LN_FULL, catalogue.DEPTH_FULL,
+           catalogue.DEPTH_MORE_FULL)
 
 
 def family_of(scale_name: str) -> str:
     """The family a Scale's records live in; a grid point's Scale is named '<scale>@<point>'."""
-    named = {getattr(scales, n).name: f for f, n in FAMILIES.items()}
-    named.update({getattr(scales, n).name: getattr(scales, n).family for n in SUBSETS})
+    named = {s.name: f for f, s in FAMILIES.items()}
+    named.update({s.name: s.family for s in SUBSETS})
     return named[scale_name.split("@")[0]]
 
 
@@ -112,7 +113,8 @@ def _commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "model", "experiments", "suite/scales.py"],
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "model", "experiments", "suite/scales.py",
+                                "suite/catalogue.py"],
                                cwd=ROOT, capture_output=True, text=True).stdout.strip()
         return head + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
@@ -585,7 +587,7 @@ def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
     record holds yet, in the order to record them (FIRST, the grids, LAST); a family's seed that a
     grid point records with its own (``same_run``) is listed at the point only."""
     from suite.diagnosis_grids import GRIDS
-    named = {getattr(scales, n).name: getattr(scales, n) for n in [*FAMILIES.values(), *SUBSETS]}
+    named = {s.name: s for s in [*FAMILIES.values(), *SUBSETS]}
     points = [p for g in GRIDS.values() for p in g.trained()]
     points = [p.scale for p in sorted(points, key=lambda p: not p.supersedes)]  # second looks decide most: first
     order = [named[n] for n in FIRST] + points + [named[n] for n in LAST]

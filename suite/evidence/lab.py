@@ -18,7 +18,7 @@ import pytest
 
 from suite.evidence import store as grid_records
 from suite.evidence.families import EVIDENCE, REPLAY_STEPS, InvalidRecord, movement
-from suite.scales import LabRuns
+from suite.lab_scale import LabRuns
 
 FAMILY = "lab"
 ARM = "positions"  # TINY-14 and -16 read the lab with positions only

@@ -17,7 +17,8 @@ import pytest
 
 from suite.evidence import store as grid_records
 from suite.evidence.families import EVIDENCE, REPLAY_STEPS, InvalidRecord, _shown, movement
-from suite.scales import WINOGRAD, WinogradRuns, train_winograd
+from suite.catalogue import WINOGRAD
+from suite.winograd_scale import WinogradRuns, train_winograd
 
 FAMILY = "winograd"
 COMMAND = "python -m suite.evidence.winograd"

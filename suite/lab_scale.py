@@ -1,0 +1,108 @@
+"""The Polish lab's kind of scale: every (excerpt, seed) of a ``LabConfig``, with and without
+positions, each set one stack; ``LabRuns`` reads its perplexities and the counting baselines."""
+import functools
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from claimcheck.progress import tracker
+from experiments.polish_lab import LabConfig
+from experiments.runs import Job, memo_key, memo_many, n_params
+from suite.scales import train_log
+from suite.settings import no_corpus
+
+
+@dataclass(frozen=True)
+class LabScale:
+    """The Polish lab: every (excerpt, seed), with and without positions, each set one stack."""
+    config: LabConfig
+    seeds: tuple[int, ...]
+    excerpts: int
+    name: str = "tiny-lab"  # a diagnosis grid's point is "tiny-lab@<setting>=<value>"
+
+    def texts(self) -> list:
+        """The excerpts (a missing corpus: one line, through no_corpus)."""
+        from experiments.data import CorpusUnavailable
+        try:
+            return _excerpts(self.excerpts)
+        except CorpusUnavailable as e:
+            no_corpus(e)
+
+    def jobs(self) -> list[Job]:
+        """Every (excerpt, seed) with and without positions: two stacks, two run-cache jobs."""
+        from experiments.polish_lab import train_runs, with_positions
+        exs = self.texts()
+        pairs = [(ex, s) for ex in exs for s in self.seeds]
+        jobs = []
+        for pe in (True, False):
+            cfg = with_positions(self.config, pe)
+            key = memo_key("tiny-lab", {"config": asdict(cfg), "seeds": self.seeds,
+                                        "excerpts": [ex.sha256 for ex in exs]})
+            label = f"tiny-lab/{'positions' if pe else 'no-positions'}/{len(pairs)} runs"
+            work = n_params(cfg.model()) * cfg.steps * cfg.batch * cfg.model().block_size * len(pairs)
+            jobs.append(Job(key, lambda cfg=cfg, label=label: train_runs(
+                cfg, pairs, log=train_log(), progress=tracker(label, cfg.steps)), work))
+        return jobs
+
+    def runs(self) -> "LabRuns":
+        with_pe, without_pe = memo_many(self.jobs())
+        return self.read(self.texts(), {True: with_pe, False: without_pe})
+
+    def read(self, exs, records: dict) -> "LabRuns":
+        """LabRuns of ``records`` ({positions: train_runs' result}), with the counting baselines."""
+        from experiments.polish_lab import ngram_scores
+        grams = {n: [ngram_scores(ex, n) for ex in exs] for n in (2, 3)}
+        return LabRuns(exs, self.seeds, self.config, records, grams)
+
+
+@functools.cache
+def _excerpts(n: int) -> list:
+    """The corpus is read and hashed once per process (a failure is not cached)."""
+    from experiments.polish import excerpts
+    return excerpts(n)
+
+
+class LabRuns:
+    """The Polish lab's runs: ``ppl(part, positions)`` -> array (excerpt, seed, checkpoint).
+
+    Excerpt 0 opens the poem and is the main one, where the chapter's own 5-seed claims are
+    read; the others show how far a verdict depends on the excerpt.
+    """
+
+    def __init__(self, excerpts, seeds, cfg, records, grams, evidence=()):
+        self.excerpts, self.seeds, self.cfg, self.grams = excerpts, seeds, cfg, grams
+        self.evidence = set(evidence)  # "<device>, <date>" of every grid record read (suite/evidence/lab.py)
+        self._smoothed = {}
+        self.steps = np.array(cfg.checkpoints)
+        E, S = len(excerpts), len(seeds)
+        self._ppl = {pe: {part: np.array(rec[part]).reshape(E, S, -1) for part in ("train", "val", "test")}
+                     for pe, rec in records.items()}
+
+    def ppl(self, part, positions=True):
+        return self._ppl[positions][part]
+
+    def at(self, part, step, positions=True):
+        """(excerpt, seed) perplexities at one checkpoint."""
+        return self.ppl(part, positions)[..., list(self.steps).index(step)]
+
+    def gram(self, n, part, smoothing="add-k"):
+        """The n-gram's perplexity on each excerpt, shape (excerpt, 1) to broadcast over seeds;
+        add-k as the lab's baseline, or another smoothing (experiments.polish_lab.SMOOTHINGS)."""
+        if smoothing == "add-k":
+            return np.array([g[part] for g in self.grams[n]])[:, None]
+        if (n, smoothing) not in self._smoothed:
+            from experiments.polish_lab import ngram_scores
+            self._smoothed[n, smoothing] = [ngram_scores(ex, n, smoothing) for ex in self.excerpts]
+        return np.array([g[part] for g in self._smoothed[n, smoothing]])[:, None]
+
+    def best_val_test(self, positions=True):
+        """(excerpt, seed) arrays of the step chosen on validation and of test at that step,
+        through the lab's protocol (test is read once per run)."""
+        from experiments.polish_lab import best_val_test
+        val, test = self.ppl("val", positions), self.ppl("test", positions)
+        steps, tests = np.zeros(val.shape[:2], int), np.zeros(val.shape[:2])
+        for e, s in np.ndindex(*val.shape[:2]):
+            steps[e, s], tests[e, s] = best_val_test(
+                dict(zip(self.steps.tolist(), val[e, s])),
+                lambda step: test[e, s, list(self.steps).index(step)])
+        return steps, tests
