@@ -133,7 +133,7 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
                      label=f"full scale: {arm} train, val per seed {list(depth_full.seeds)}")
     if len(depth_full.seeds) < len(depth_full.scale.seeds):
         pytest.skip(f"DEPTH-01 is judged on {len(depth_full.scale.seeds)} paired seeds and {len(depth_full.seeds)} "
-                    "are recorded: run `python -m suite.evidence.families run --family ladder --arms +layernorm,2-blocks "
+                    "are recorded: run `python -m suite.evidence run --family ladder --arms +layernorm,2-blocks "
                     "--seeds 0,1,2`")
     value, holds = depth01_rule(depth_full)
     claim_record("DEPTH-01", value,
@@ -153,7 +153,7 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
         if len(done) < len(DEPTH_MORE_FULL.seeds):  # no verdict on part of a declared sample
             undecided(f"DEPTH-01 (full): undecided on seeds {list(depth_full.seeds)}; its declared second look has "
                       f"{len(done)} of {len(DEPTH_MORE_FULL.seeds)} fresh seeds recorded "
-                      "(`python -m suite.evidence.families pending --record` on a GPU)")
+                      "(`python -m suite.evidence pending --record` on a GPU)")
         more = evidence.recorded_runs(DEPTH_MORE_FULL)
         value, holds = depth01_rule(more, level=SECOND_LOOK)
         claim_record("DEPTH-01", value, tolerance=f"joint, second look: {SECOND_LOOK * 100:g} % intervals, as above",

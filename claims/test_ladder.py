@@ -223,7 +223,7 @@ def test_layernorm_buys_1_8_at_full_scale(ladder_ln_full, claim_record):
     declared = ladder_ln_full.scale.seeds
     if len(gap) < len(declared):  # no verdict on a part of the sample: that would be peeking
         pytest.skip(f"ABL-05 is judged on its {len(declared)} declared paired seeds and {len(gap)} are recorded: run "
-                    f"`python -m suite.evidence.families run --family ladder --arms +mlp,+layernorm --seeds "
+                    f"`python -m suite.evidence run --family ladder --arms +mlp,+layernorm --seeds "
                     f"{','.join(map(str, declared))}`")
     # the declared seeds grew from 3 to 10 after the first three were read: a second look, at 97.5 %
     m, lo, hi = mean_interval(gap, SECOND_LOOK)

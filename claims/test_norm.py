@@ -401,7 +401,7 @@ def _declared(claim, runs):
     be peeking): until they are recorded, the test skips and names the command."""
     if len(runs.seeds) < len(runs.scale.seeds):
         pytest.skip(f"{claim} is judged on the {len(runs.scale.seeds)} declared seeds of NORM_FULL and "
-                    f"{len(runs.seeds)} are recorded: run `python -m suite.evidence.families run --family norm --point "
+                    f"{len(runs.seeds)} are recorded: run `python -m suite.evidence run --family norm --point "
                     f"'norm-full@stated' --seeds {','.join(map(str, runs.scale.seeds))}` (the grid's stated point "
                     "records the family's seeds too)")
 

@@ -399,7 +399,7 @@ def _worth_at_32_full(runs) -> np.ndarray:
     worth = _worth(runs, 32)
     if len(worth) < len(runs.scale.seeds):
         pytest.skip(f"SQRT-09 is judged over {len(runs.scale.seeds)} seeds, and {len(worth)} of them are recorded: "
-                    "run `python -m suite.evidence.families run --family sqrt-ladder --seeds 0,1,2,3,4`")
+                    "run `python -m suite.evidence run --family sqrt-ladder --seeds 0,1,2,3,4`")
     return worth
 
 

@@ -346,7 +346,7 @@ def test_on_validation_the_nets_best_point_sometimes_beats_the_3gram(tiny_lab, c
 
 # ---- the diagnosis (issue 21): each claim's rule at every point of its grid -----------------
 # suite/diagnosis_grids.py LAB_GRIDS, declared before their results; the points' runs are committed records
-# (python -m suite.evidence.lab), the stated point the verdict's own runs.
+# (python -m suite.evidence lab), the stated point the verdict's own runs.
 
 from suite.diagnosis import diagnosis_test  # noqa: E402
 from suite.diagnosis_grids import LAB_GRIDS  # noqa: E402

@@ -430,7 +430,7 @@ def test_the_winograd_runs_match_their_pin(winograd, pin):
 
 # ---- the diagnosis (issue 21): the same checks at every point of each claim's grid -----------
 # suite/diagnosis_grids.py WINOGRAD_GRIDS, declared before their results; the points' runs are committed
-# records (python -m suite.evidence.winograd), the stated point the verdict's own runs.
+# records (python -m suite.evidence winograd), the stated point the verdict's own runs.
 
 from suite.diagnosis import diagnosis_test  # noqa: E402
 from suite.diagnosis_grids import WINOGRAD_GRIDS  # noqa: E402

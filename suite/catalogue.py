@@ -54,7 +54,7 @@ DEPTH_FULL = Scale("depth-full", {a: LADDER_FULL.arms[a] for a in ("+layernorm",
 # seeds, judged at 97.5 % (rules.SECOND_LOOK). Fifty from a power calculation on the first look's
 # tightest part, the validation gap (mean 0.029, sd 0.020 over seeds 0-2, margin 0.02): n =
 # ((z_0.9875 + z_0.8) sd / (mean - margin))^2 = 49. Read from committed evidence only, never trained
-# by a test: `python -m suite.evidence.families pending --record` records it (about 300k model-steps).
+# by a test: `python -m suite.evidence pending --record` records it (about 300k model-steps).
 DEPTH_MORE_FULL = replace(DEPTH_FULL, name="depth-more-full", seeds=seeds(*range(3, 53)))
 
 # DEPTH-01 at CI scale: the document's 3000 steps make ~59 passes over the corpus, which is

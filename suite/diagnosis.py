@@ -5,7 +5,7 @@ A ``Grid`` names a claim, the Scale its verdict is judged on (the text's stated 
 and its axes: each an unstated setting, our value first, then the values tried, with one line of
 reason. A point of the grid is that Scale with one setting changed, a named variant made with
 ``replace``. Its full-scale runs are evidence records like the verdict's, under
-``fixtures/evidence/<family>/explore/<point>/`` (``python -m suite.evidence.families run --grid ID``).
+``fixtures/evidence/<family>/explore/<point>/`` (``python -m suite.evidence run --grid ID``).
 
 The verdict is never judged here. The claim's own rule, applied to each point's runs, says whether
 the claim would hold there, and the points together say which kind of erratum it is (``kind``).
@@ -232,7 +232,7 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
             if not whole:
                 entry.pop("state", None)
                 entry["missing"] = (f"{len(runs.seeds)} of its {len(p.scale.seeds)} seeds recorded: "
-                                    f"`python -m suite.evidence.families grid {grid.claim}`")
+                                    f"`python -m suite.evidence grid {grid.claim}`")
         if p.settings.get("read.checkpoint") == "best" and entry["value"] is not None:
             entry.update(holds=None, missing=SELECTED_ON_REPORT, selected_on_report=True)
             entry.pop("state", None)

@@ -1,14 +1,14 @@
 """The diagnosis grid of every full-scale training claim that diverges (suite/diagnosis.py),
 declared before its results exist: which unstated settings are tried, and why each.
 
-Each point is recorded by ``python -m suite.evidence.families grid <ID>`` under
+Each point is recorded by ``python -m suite.evidence grid <ID>`` under
 ``fixtures/evidence/<family>/explore/<point>/``; the claim's test module applies the claim's own
 rule to every point (``suite.diagnosis``), beside the verdict and never instead of it. The
 setup audit that found what is stated and what is not: docs/setup-audit.md.
 
 The Winograd grids (WINOGRAD_GRIDS) vary a WinogradScale and the Polish lab's (LAB_GRIDS) a
 LabScale, whose stated runs the slow tier trains; their points are recorded by
-``python -m suite.evidence.winograd`` and ``python -m suite.evidence.lab`` under
+``python -m suite.evidence winograd`` and ``python -m suite.evidence lab`` under
 ``fixtures/evidence/{winograd,lab}/explore/<point>/``. NORM-03's grid measures gradients at
 initialisation (experiments/grad_norms.py; scales.NORM03_GRADS) and is declared in claims/test_norm.py.
 """

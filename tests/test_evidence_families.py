@@ -11,19 +11,19 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from suite.evidence import families as evidence
+from suite.evidence import families as evidence, store
 from suite.settings import seeds
 from suite.scales import Runs, Scale
 from experiments.train import FIRST_LOSSES
 
 RECORDS = evidence.record_paths()  # the families' own records, then their grid points' (explore/)
-IDS = [str(p.relative_to(evidence.EVIDENCE)) for p in RECORDS]
+IDS = [str(p.relative_to(store.EVIDENCE)) for p in RECORDS]
 FIELDS = {"val_ppl", "train_ppl", "curve", "trace", "val_ppl_at_length"}
 
 
 def _records():
     if not RECORDS:
-        pytest.skip("no full-scale evidence committed yet: `python -m suite.evidence.families run --family ladder`")
+        pytest.skip("no full-scale evidence committed yet: `python -m suite.evidence run --family ladder`")
     return RECORDS
 
 
@@ -31,14 +31,14 @@ def _records():
 @pytest.mark.parametrize("path", RECORDS or [None], ids=IDS or ["none"])
 def test_every_evidence_record_is_whole_and_matches_its_scale(path):
     _records()
-    rec = json.loads(path.read_text())
+    rec = store.read_or_fail(path, evidence.COMMAND)
     point = rec.get("point", "")
     assert path == evidence.path(rec["family"], rec["arm"], rec["seed"], point), "a record lives at the path its fields name"
     scale = evidence.scale_of(rec["family"], point)
     assert rec["arm"] in scale.arms and rec["scale"] == scale.name
     assert rec["config"] == evidence.config_of(scale.spec(rec["arm"], (rec["seed"],))), (
         f"{path.name} was recorded with another configuration than {scale.name}'s: delete it and rerun "
-        f"`python -m suite.evidence.families run --family {rec['family']}`")
+        f"`python -m suite.evidence run --family {rec['family']}`")
     assert FIELDS <= set(rec["result"]) and len(rec["first_losses"]) == FIRST_LOSSES
     assert evidence.problems(rec) == []  # types, ranges, curve = final values, whole run, provenance
 
@@ -106,14 +106,14 @@ def test_a_tampered_record_breaks_the_schema_naming_its_field(edit, field):
 def test_a_tampered_record_on_disk_fails_its_full_scale_test_naming_the_field(tmp_path, monkeypatch):
     """Read through a Scale, a broken record is a failure (never a skip, never a divergence)."""
     rec = json.loads(RECORDS[0].read_text()) if RECORDS else pytest.skip("no evidence committed")
-    monkeypatch.setattr(evidence, "EVIDENCE", tmp_path)
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     rec["result"]["val_ppl"] = "NaN-ish"
     out = evidence.path(rec["family"], rec["arm"], rec["seed"])
     out.parent.mkdir(parents=True)
     out.write_text(json.dumps(rec))
     scale = evidence.scale_of(rec["family"])
     runs = Runs(scale, functools.partial(evidence.read, scale), (rec["seed"],))
-    with pytest.raises(pytest.fail.Exception, match=r"breaks the evidence schema: result\.val_ppl: a finite perplexity"):
+    with pytest.raises(pytest.fail.Exception, match=r"breaks its schema: result\.val_ppl: a finite perplexity"):
         runs.val(rec["arm"])
     out.write_text("{not json")
     with pytest.raises(pytest.fail.Exception, match="is not JSON"):
@@ -124,23 +124,23 @@ def test_a_tampered_record_on_disk_fails_its_full_scale_test_naming_the_field(tm
 
 # The steps retrained per record and their tolerance: suite/evidence/families.py (REPLAY_*). One record per
 # configuration and code version stands for its seeds (``evidence.replay_groups``), so more seeds
-# of a recorded configuration cost the slow tier nothing; `python -m suite.evidence.families replay` does all.
+# of a recorded configuration cost the slow tier nothing; `python -m suite.evidence replay` does all.
 GROUPS = evidence.replay_groups(RECORDS)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("group", GROUPS or [None],
-                         ids=[str(g[0].relative_to(evidence.EVIDENCE)) for g in GROUPS] or ["none"])
+                         ids=[str(g[0].relative_to(store.EVIDENCE)) for g in GROUPS] or ["none"])
 def test_the_first_steps_of_every_evidence_configuration_replay(group, shakespeare_tokens):
     _records()
     path, *others = group
-    rec = json.loads(path.read_text())
-    problem = evidence.replay_problem(evidence.replay_movement(rec, shakespeare_tokens))  # on the CPU
+    rec = store.read_or_fail(path, evidence.COMMAND)
+    problem = store.replay_problem(evidence.replay_movement(rec, shakespeare_tokens))  # on the CPU
     if problem:
         also = f" (and, made by the same code, {', '.join(p.name for p in others)})" if others else ""
-        pytest.fail(f"{path.relative_to(evidence.ROOT)}{also} is stale: {problem} under the current code "
+        pytest.fail(f"{path.relative_to(store.ROOT)}{also} is stale: {problem} under the current code "
                     f"(recorded on {rec['provenance']['device_name']}); delete it and rerun "
-                    f"`python -m suite.evidence.families run --family {rec['family']}`", pytrace=False)
+                    f"`python -m suite.evidence run --family {rec['family']}`", pytrace=False)
 
 
 @pytest.mark.fast
@@ -148,34 +148,40 @@ def test_a_replay_is_stale_past_either_tolerance_and_says_which():
     """The loss at initialisation, a forward pass, has a tolerance of its own, far tighter than
     the trained steps', which amplify kernel rounding (suite/evidence/families.py: REPLAY_RTOL*)."""
     rec = [6.93, 6.90, 6.85, 6.80]
-    assert evidence.movement(rec, rec) == (0.0, 0.0) and evidence.replay_problem((0.0, 0.0)) == ""
-    assert evidence.REPLAY_RTOL_INIT < evidence.REPLAY_RTOL
-    init = [rec[0] * (1 + 2 * evidence.REPLAY_RTOL_INIT), *rec[1:]]
-    assert "loss at initialisation moved by" in evidence.replay_problem(evidence.movement(init, rec))
-    rounding = [*rec[:3], rec[3] * (1 + evidence.REPLAY_RTOL / 2)]
-    assert evidence.replay_problem(evidence.movement(rounding, rec)) == ""
-    late = [*rec[:3], rec[3] * (1 + 2 * evidence.REPLAY_RTOL)]
-    assert "first 4 training losses moved by" in evidence.replay_problem(evidence.movement(late, rec))
+    assert store.movement(rec, rec) == (0.0, 0.0) and store.replay_problem((0.0, 0.0)) == ""
+    assert store.REPLAY_RTOL_INIT < store.REPLAY_RTOL
+    init = [rec[0] * (1 + 2 * store.REPLAY_RTOL_INIT), *rec[1:]]
+    assert "loss at initialisation moved by" in store.replay_problem(store.movement(init, rec))
+    rounding = [*rec[:3], rec[3] * (1 + store.REPLAY_RTOL / 2)]
+    assert store.replay_problem(store.movement(rounding, rec)) == ""
+    late = [*rec[:3], rec[3] * (1 + 2 * store.REPLAY_RTOL)]
+    assert "first 4 training losses moved by" in store.replay_problem(store.movement(late, rec))
     # several runs at once, the step on the last axis: the largest movement of any run counts
-    assert evidence.movement([rec, late], [rec, rec]) == (0.0, pytest.approx(2 * evidence.REPLAY_RTOL, rel=1e-9))
+    assert store.movement([rec, late], [rec, rec]) == (0.0, pytest.approx(2 * store.REPLAY_RTOL, rel=1e-9))
 
 
 @pytest.mark.fast
-def test_the_replay_command_names_a_stale_record_and_exits_nonzero(monkeypatch, capsys):
+def test_the_replay_command_names_a_stale_record_and_exits_nonzero(monkeypatch, capsys, tmp_path):
+    import json
     import experiments.data
-    recs = [{"family": "norm", "arm": "pre", "seed": 0, "provenance": {"device_name": "cpu A"}},
-            {"family": "norm", "point": "p", "arm": "post", "seed": 1, "provenance": {"device_name": "cpu B"}}]
+    from suite.evidence import __main__ as cli, lab, winograd
+    paths = []
+    for arm, name in (("pre", "cpu A"), ("post", "cpu B")):
+        paths.append(tmp_path / f"{arm}.json")
+        paths[-1].write_text(json.dumps({"family": "norm", "arm": arm, "seed": 0, "provenance": {"device_name": name}}))
     monkeypatch.setattr(experiments.data, "bpe_tokens", lambda name, vocab: (None, None))
-    monkeypatch.setattr(evidence, "records", lambda explore=False: recs)
-    moves = {"pre": (0.0, 1e-7), "post": (0.0, 2 * evidence.REPLAY_RTOL)}
+    monkeypatch.setattr(evidence, "record_paths", lambda explore=True: paths)
+    monkeypatch.setattr(lab, "record_paths", lambda: [])
+    monkeypatch.setattr(winograd, "record_paths", lambda: [])
+    moves = {"pre": (0.0, 1e-7), "post": (0.0, 2 * store.REPLAY_RTOL)}
     monkeypatch.setattr(evidence, "replay_movement", lambda rec, tokens: moves[rec["arm"]])
-    assert evidence.main(["replay"]) == 1
+    assert cli.main(["replay"]) == 1
     out = capsys.readouterr().out
-    assert "norm/pre/seed0: at initialisation 0.00e+00, trained 1.00e-07 (cpu A)\n" in out
-    assert "norm/explore/p/post/seed1" in out and ": STALE, its first 4 training losses moved by" in out
+    assert f"{paths[0]}: at initialisation 0.00e+00, trained 1.00e-07 (cpu A)\n" in out
+    assert f"{paths[1]}: at initialisation" in out and ": STALE, its first 4 training losses moved by" in out
     assert "1 stale record(s)" in out
     moves["post"] = (0.0, 0.0)
-    assert evidence.main(["replay"]) == 0
+    assert cli.main(["replay"]) == 0
     assert "every record replays within its tolerances" in capsys.readouterr().out
 
 
@@ -226,7 +232,7 @@ def test_every_full_scale_family_runs_from_config_to_record_to_judge(family, tmp
     smoke = _smoke(family)
     monkeypatch.setattr(scales, f"SMOKE_{family.upper()}", smoke, raising=False)
     monkeypatch.setitem(evidence.FAMILIES, f"smoke-{family}", f"SMOKE_{family.upper()}")
-    monkeypatch.setattr(evidence, "EVIDENCE", tmp_path)
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     written = evidence.run(f"smoke-{family}", [0], device="cpu", log=lambda *_: None)
     assert len(written) == len(smoke.arms)
     runs = evidence.recorded_runs(smoke)
@@ -246,12 +252,12 @@ def test_every_full_scale_family_runs_from_config_to_record_to_judge(family, tmp
 
 @pytest.mark.fast
 def test_an_arm_without_evidence_skips_naming_the_command(tmp_path, monkeypatch):
-    monkeypatch.setattr(evidence, "EVIDENCE", tmp_path)
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     scale = evidence.scale_of("ladder")
     runs = evidence.recorded_runs(scale)
     first = scale.seeds[0]  # 0, shifted by CLAIMS_SEED_OFFSET
     with pytest.raises(pytest.skip.Exception, match=rf"no full-scale evidence for ladder-full/mean seed {first}\b.*"
-                                                     r"python -m suite.evidence.families run --family ladder"):
+                                                     r"python -m suite.evidence run --family ladder"):
         runs.val("mean")
 
 
@@ -291,7 +297,7 @@ def test_fresh_gpu_runs_agree_with_the_cpu_evidence(family, device, request):
 
 @pytest.mark.fast
 def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_path, monkeypatch):
-    monkeypatch.setattr(evidence, "EVIDENCE", tmp_path)
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     todo = evidence.pending()
     first = [(f, p, a) for f, p, a, _ in todo[:2]]
     assert first == [("sqrt-ladder", "", "div-32"), ("sqrt-ladder", "", "nodiv-32")]  # FIRST's order
@@ -323,7 +329,7 @@ def test_a_point_that_only_adds_a_curve_records_the_familys_own_run_too(tmp_path
     records the family's own seed, cut to its last evaluation and naming the record it came
     from. A point that changes the run (dropout) records only itself."""
     from experiments import runs
-    monkeypatch.setattr(evidence, "EVIDENCE", tmp_path)
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     stated, dropout = "norm-full@stated", "norm-full@model.dropout=0.1"
     seed = evidence.scale_of("norm").seeds[1]
     assert evidence.same_run("norm", stated, "post", seed)

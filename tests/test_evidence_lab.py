@@ -9,15 +9,15 @@ import json
 import numpy as np
 import pytest
 
-from suite.evidence import store as grid_records
+from suite.evidence import store
 from suite.evidence import lab as le
-from suite.evidence.families import InvalidRecord
+from suite.evidence.store import InvalidRecord
 from suite.diagnosis_grids import LAB_GRIDS
 from suite.catalogue import TINY_LAB
 from experiments.train import FIRST_LOSSES
 
 RECORDS = le.record_paths()
-IDS = [str(p.relative_to(le.EVIDENCE)) for p in RECORDS]
+IDS = [str(p.relative_to(store.EVIDENCE)) for p in RECORDS]
 POINT = "tiny-lab@lab.lr=0.001"
 
 
@@ -26,7 +26,7 @@ POINT = "tiny-lab@lab.lr=0.001"
 def test_every_lab_record_is_whole_and_matches_its_point(path):
     if path is None:
         pytest.skip(f"no lab grid evidence committed yet: `{le.COMMAND}`")
-    rec = json.loads(path.read_text())
+    rec = store.read_or_fail(path, le.COMMAND)
     assert path == le.path(rec["point"]), "a record lives at the path its point names"
     assert le.problems(rec) == []
 
@@ -68,9 +68,9 @@ def test_a_tampered_lab_record_breaks_the_schema_naming_its_field(edit, field):
 
 @pytest.mark.fast
 def test_a_missing_lab_point_skips_naming_the_command_and_another_points_record_fails(tmp_path, monkeypatch):
-    monkeypatch.setattr(le, "EVIDENCE", tmp_path)
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     scale = {s.name: s for s in le.points()}[POINT]
-    with pytest.raises(pytest.skip.Exception, match="python -m suite.evidence.lab"):
+    with pytest.raises(pytest.skip.Exception, match="python -m suite.evidence lab"):
         le.point_runs(scale, None)
     other = "tiny-lab@lab.lr=0.01"
     le.path(other).parent.mkdir(parents=True)
@@ -109,15 +109,15 @@ def test_the_interpolated_3gram_is_a_mix_chosen_on_validation_and_add_k_is_uncha
 def test_the_first_steps_of_every_lab_record_replay(path):
     if path is None:
         pytest.skip(f"no lab grid evidence committed yet: `{le.COMMAND}`")
-    rec = json.loads(path.read_text())
-    grid_records.check_replay(rec, le.replay_movement(rec), le.COMMAND)
+    rec = store.read_or_fail(path, le.COMMAND)
+    store.check_replay(rec, le.replay_movement(rec), le.COMMAND)
 
 
 @pytest.mark.fast
 def test_pending_lists_every_point_without_a_record_file(tmp_path, monkeypatch):
-    """What ``python -m suite.evidence.lab --pending`` prints and ``record`` trains: a point drops
+    """What ``python -m suite.evidence pending`` prints and ``record`` trains: a point drops
     off once its record file exists; ``names`` narrows the list."""
-    monkeypatch.setattr(le, "EVIDENCE", tmp_path)
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     names = [s.name for s in le.points()]
     assert [s.name for s in le.pending()] == names and POINT in names
     le.path(POINT).parent.mkdir(parents=True)

@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from suite.evidence import store as grid_records
+from suite.evidence import store
 from suite.evidence import winograd as we
-from suite.evidence.families import InvalidRecord
+from suite.evidence.store import InvalidRecord
 from suite.diagnosis_grids import WINOGRAD_GRIDS
 from suite.catalogue import WINOGRAD
 from experiments.train import FIRST_LOSSES
 
 RECORDS = we.record_paths()
-IDS = [str(p.relative_to(we.EVIDENCE)) for p in RECORDS]
+IDS = [str(p.relative_to(store.EVIDENCE)) for p in RECORDS]
 
 
 @pytest.mark.fast
@@ -23,7 +23,7 @@ IDS = [str(p.relative_to(we.EVIDENCE)) for p in RECORDS]
 def test_every_winograd_record_is_whole_and_matches_its_point(path):
     if path is None:
         pytest.skip(f"no Winograd grid evidence committed yet: `{we.COMMAND}`")
-    rec = json.loads(path.read_text())
+    rec = store.read_or_fail(path, we.COMMAND)
     assert path == we.path(rec["point"], *rec["arm"].split("/")), "a record lives at the path its fields name"
     assert we.problems(rec) == []  # settings = the point's, scores in [0, 1], curve = final, provenance
 
@@ -88,10 +88,10 @@ def test_a_tampered_winograd_record_breaks_the_schema_naming_its_field(edit, fie
 
 @pytest.mark.fast
 def test_a_missing_point_skips_naming_the_command_and_a_broken_one_fails(tmp_path, monkeypatch):
-    monkeypatch.setattr(we, "EVIDENCE", tmp_path)
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     scale = {s.name: s for s in we.points()}["winograd@scale.leaky_block_steps=1500"]
     stated = _Stated()
-    with pytest.raises(pytest.skip.Exception, match="python -m suite.evidence.winograd"):
+    with pytest.raises(pytest.skip.Exception, match="python -m suite.evidence winograd"):
         we.point_runs(scale, stated)
     rec = _sound(scale.name, ("leaky", "1-block"))
     p = we.path(scale.name, "leaky", "1-block")
@@ -113,7 +113,7 @@ def test_a_missing_point_skips_naming_the_command_and_a_broken_one_fails(tmp_pat
 @pytest.mark.fast
 def test_a_record_under_another_points_path_fails(tmp_path, monkeypatch):
     """A sound record copied to another point's folder is not that point's evidence."""
-    monkeypatch.setattr(we, "EVIDENCE", tmp_path)
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     rec = _sound("winograd@scale.fixed_held_pairs=48", ("fixed", "bag"))
     p = we.path("winograd@scale.fixed_held_pairs=60", "fixed", "bag")
     p.parent.mkdir(parents=True)
@@ -128,7 +128,7 @@ def test_an_unrecorded_point_reads_pending_in_the_diagnosis(tmp_path, monkeypatc
     kind is pending; the stated point is judged on the stated runs."""
     from claimcheck.verdict import erratum_kind
     from suite.diagnosis import read_grid
-    monkeypatch.setattr(we, "EVIDENCE", tmp_path)
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     stated = _Stated()
     report, _ = read_grid(WINOGRAD_GRIDS["WINO-02"], lambda runs, **read: ("v", False),
                           lambda s: stated if s.name == WINOGRAD.name else we.point_runs(s, stated))
@@ -160,5 +160,5 @@ class _Stated:
 def test_the_first_steps_of_every_winograd_record_replay(path):
     if path is None:
         pytest.skip(f"no Winograd grid evidence committed yet: `{we.COMMAND}`")
-    rec = json.loads(path.read_text())
-    grid_records.check_replay(rec, we.replay_movement(rec), we.COMMAND)
+    rec = store.read_or_fail(path, we.COMMAND)
+    store.check_replay(rec, we.replay_movement(rec), we.COMMAND)

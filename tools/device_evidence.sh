@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one script for a lent GPU (the device tool): record every pending full-scale and diagnosis
-# run (`python -m suite.evidence.families pending`) within a time budget, seeds stacked, and bring the
+# run (`python -m suite.evidence pending`) within a time budget, seeds stacked, and bring the
 # records back. Three steps:
 #
 #   here:    bash tools/device_evidence.sh prepare        # corpus + BPE cache into .device-cache/ (venv active)
@@ -23,7 +23,7 @@ case "${1:-}" in
     bpe="${CLAIMS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/claimcheck}/bpe"
     cp "$bpe"/*.json "$bpe"/*.npy "$cache/bpe/"
     git rev-parse --short HEAD > "$cache/commit"
-    python -m suite.evidence.families pending | tee "$cache/pending.txt"
+    python -m suite.evidence pending | tee "$cache/pending.txt"
     du -sh "$cache" ;;
   record)
     budget="${2:-420}"
@@ -44,7 +44,7 @@ case "${1:-}" in
   unpack)
     [ -n "${2:-}" ] || { echo "usage: $0 unpack <files_at>"; exit 2; }
     tar xzf "$2/records.tgz"
-    python -m suite.evidence.families status ;;
+    python -m suite.evidence status ;;
   *)
     echo "usage: $0 prepare | record [budget_s] | unpack <files_at>"; exit 2 ;;
 esac

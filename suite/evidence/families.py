@@ -1,55 +1,30 @@
-"""Full-scale evidence: the document's configurations, trained on whatever device is here and
-recorded in ``fixtures/evidence/`` as small JSON files, with their provenance.
-
-    python -m suite.evidence.families run --family ladder [--seeds 0] [--arms mean,+mlp] [--device cpu]
-    python -m suite.evidence.families status
+"""The Shakespeare families' evidence: the document's full configurations, trained on whatever
+device is here and recorded one run per file, ``fixtures/evidence/<family>/<arm>-seed<n>.json``
+(a grid point's under ``<family>/explore/<point>/``). A kind of the evidence store
+(suite/evidence/store.py); ``python -m suite.evidence run --family F`` records.
 
 A run goes through the run cache, so an interrupted set resumes at the first run it had not
-finished, and a run already recorded is not trained again. Each record keeps the first
-per-step training losses, so that ``tests/test_evidence_families.py`` can retrain those steps with the
-current code and prove the committed numbers came from it. Without CUDA, the full-scale tests
-judge these records (``EvidenceRuns``); with CUDA they train afresh.
+finished, and a run already recorded is not trained again. Without CUDA, the full-scale tests
+judge these records (``recorded_runs``); with CUDA they train afresh.
 """
-import argparse
 import functools
-import json
-import os
-import platform
-import subprocess
 import sys
+import json
 import time
 from dataclasses import asdict
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from suite import catalogue
+from suite.evidence import store
 from suite.scales import Runs
 
-ROOT = Path(__file__).resolve().parents[2]
-EVIDENCE = ROOT / "fixtures" / "evidence"
+COMMAND = "python -m suite.evidence run --family <family>"
+
 # family -> the Scale (suite/scales.py) its records are made with; a Scale names its family
 FAMILIES = {"ladder": catalogue.LADDER_FULL, "sqrt": catalogue.SQRT_FULL, "norm": catalogue.NORM_FULL,
             "positions": catalogue.POS_FULL, "sqrt-ladder": catalogue.SQRT09_FULL}
-
-# Replay: the first steps of one record per configuration and code version (``replay_groups``) are
-# retrained by the slow tier (tests/test_evidence_families.py); `python -m suite.evidence.families replay` does every record.
-# Four steps: the loss at initialisation, then three of backward and optimizer (warmup included),
-# so a change to any of them shows. Ten, as first, cost 143 s of the slow tier for 35 records (a
-# 12-block norm step alone takes 2.4 s on one core); four stay within its 2-minute budget.
-# Two tolerances, each 3x (suite/pins.py's SAFETY) the largest relative movement measured between
-# machines and kernels, rounded up (every record, 2026-12-03: docs/replay.md):
-# - the loss at initialisation is a forward pass only, nothing trained amplifies its rounding:
-#   at most 1.9e-7, three float32 ulps of a loss near ln 1024;
-# - the trained steps amplify it, most where training is least stable: the undivided d_k = 1024
-#   head at lr 3e-3 (a √d_k grid point) moved 1.2e-4 at its fourth loss between the Intel Xeon
-#   that recorded it and an AMD EPYC; every other record moved at most 1.2e-6. The first
-#   tolerance, 6e-5 for all four, predates that point and failed stop 34's CI on it.
-REPLAY_STEPS = 4
-REPLAY_RTOL_INIT = 1e-6
-REPLAY_RTOL = 4e-4
-
 
 def scale_of(family: str, point: str = ""):
     """The Scale a family's records are made with; with ``point``, that grid point's variant."""
@@ -93,7 +68,7 @@ def point_of(scale_name: str) -> str:
 
 
 def path(family: str, arm: str, seed: int, point: str = "") -> Path:
-    where = EVIDENCE / family / "explore" / point if point else EVIDENCE / family
+    where = store.EVIDENCE / family / "explore" / point if point else store.EVIDENCE / family
     return where / f"{arm}-seed{seed}.json"
 
 
@@ -101,32 +76,6 @@ def config_of(spec) -> dict:
     """What determines a run, as the record keeps it (the code is checked by replay instead)."""
     return json.loads(json.dumps({"model": asdict(spec.model), "train": asdict(spec.train), "corpus": spec.corpus,
                                   "vocab_size": spec.vocab_size, "train_slice": spec.train_slice}, default=list))
-
-
-@functools.cache
-def _commit() -> str:
-    """The commit the code was at when the set started (cached: later commits are not its).
-    CLAIMS_COMMIT names it for a copy of the tree that has no .git (a rented GPU machine)."""
-    from suite import settings
-    if settings.current().commit:
-        return settings.current().commit
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "model", "experiments", "suite/scales.py",
-                                "suite/catalogue.py"],
-                               cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        return head + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def _device_name(device) -> str:
-    import torch
-    if torch.device(device).type == "cuda":
-        return torch.cuda.get_device_name(device)
-    from suite.pins import cpu_model
-    return f"{cpu_model()} ({torch.get_num_threads()} threads)"
 
 
 # Settings that change how often a run is evaluated and nothing else: evaluation draws no random
@@ -168,19 +117,13 @@ def evaluated_at_end(rec: dict) -> dict:
 def make_record(family: str, arm: str, seed: int, spec, rec: dict, point: str = "", same_run_as: str = "") -> dict:
     """A record of one run; ``same_run_as`` names the grid point's record whose run this is
     (``same_run``), in the provenance."""
-    import torch
-    from experiments.runs import code_version
     return {
         "family": family, **({"point": point} if point else {}), "arm": arm, "seed": seed,
         "scale": scale_of(family, point).name, "config": config_of(spec),
         "result": {k: rec[k] for k in ("val_ppl", "train_ppl", "curve", "trace", "val_ppl_at_length")},
         "first_losses": rec["first_losses"],
-        "provenance": {"device": str(spec.device), "device_name": _device_name(spec.device),
-                       "machine": platform.machine(), "torch": torch.__version__, "commit": _commit(),
-                       "code": code_version(),
-                       "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                       "wall_s": rec["wall_s"], "tokens_per_s": rec["tokens_per_s"],
-                       **({"same_run_as": same_run_as} if same_run_as else {})},
+        "provenance": store.provenance(spec.device, rec["wall_s"], tokens_per_s=rec["tokens_per_s"],
+                                       **({"same_run_as": same_run_as} if same_run_as else {})),
     }
 
 
@@ -196,13 +139,13 @@ def read(scale, arms) -> dict:
     """arm -> the records of ``scale``'s recorded seeds; a missing record skips naming the
     command that records it, a broken or stale one fails."""
     fam, point, seeds, out = family_of(scale.name), point_of(scale.name), recorded_seeds(scale), {}
-    cmd = f"python -m suite.evidence.families run --family {fam}" + (f" --point '{point}'" if point else "")
+    cmd = command(fam, point)
     for arm in arms:
         out[arm] = []
         for seed in seeds:
             try:
                 rec = load(fam, arm, seed, point)
-            except InvalidRecord as e:  # a broken record fails; it never reads as a divergence
+            except store.InvalidRecord as e:  # a broken record fails; it never reads as a divergence
                 pytest.fail(str(e), pytrace=False)
             if rec is None:
                 raise pytest.skip.Exception(  # reported at the test that read the arm
@@ -215,7 +158,7 @@ def read(scale, arms) -> dict:
                             f"`{cmd}`", pytrace=False)
             prov = rec["provenance"]
             out[arm].append({**rec["result"], "seed": seed, "wall_s": prov["wall_s"], "device": prov["device"],
-                             "evidence": f"{prov['device_name']}, {prov['date'][:10]}"})
+                             "evidence": store.evidence_of(rec)})
     return out
 
 
@@ -225,13 +168,6 @@ def recorded_runs(scale) -> Runs:
 
 
 # ---- the record's schema: a record nobody can quietly edit ------------------------------------
-
-class InvalidRecord(ValueError):
-    """A committed record that breaks its schema: a failure of the suite, never a divergence."""
-
-
-PROVENANCE = ("device", "device_name", "machine", "torch", "commit", "code", "date", "wall_s", "tokens_per_s")
-
 
 def _number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
@@ -278,24 +214,10 @@ def problems(rec) -> list[str]:
                 need(f"result.val_ppl_at_length[{k}]", k.isdigit() and _finite(v) and v >= 1,
                      "a window length mapped to a finite perplexity >= 1", v)
     prov = rec.get("provenance")
-    if need("provenance", isinstance(prov, dict), "an object", prov):
-        for key in PROVENANCE:
-            if key not in prov:
-                out.append(f"provenance.{key}: missing")
-        for key in ("wall_s", "tokens_per_s"):
-            if key in prov:
-                need(f"provenance.{key}", _finite(prov[key]) and prov[key] > 0, "a positive number", prov[key])
-        if "same_run_as" in prov:  # the grid point's record whose run this is (``same_run``)
-            need("provenance.same_run_as", isinstance(prov["same_run_as"], str) and prov["same_run_as"],
-                 "a record's path", prov["same_run_as"])
-        for key in set(PROVENANCE) - {"wall_s", "tokens_per_s"}:
-            if key in prov:
-                need(f"provenance.{key}", isinstance(prov[key], str) and prov[key], "a non-empty string", prov[key])
-        if isinstance(prov.get("date"), str):
-            try:
-                datetime.fromisoformat(prov["date"])
-            except ValueError:
-                out.append(f"provenance.date: an ISO date expected, got {prov['date']!r}")
+    out += store.provenance_problems(prov, numbers=("tokens_per_s",))
+    if isinstance(prov, dict) and "same_run_as" in prov and not (isinstance(prov["same_run_as"], str)
+                                                                  and prov["same_run_as"]):
+        out.append(f"provenance.same_run_as: a record's path expected, got {prov['same_run_as']!r:.60}")
     if "point" in rec and not (isinstance(rec["point"], str) and rec["point"]):
         out.append(f"point: a grid point's name expected, got {rec['point']!r}")
     if not out and rec["family"] in FAMILIES:
@@ -354,32 +276,26 @@ def _trace_problems(trace) -> list[str]:
 
 
 def load(family: str, arm: str, seed: int, point: str = "") -> dict | None:
-    """The record of (family, arm, seed[, point]), or None; InvalidRecord names the field it breaks."""
-    p = path(family, arm, seed, point)
-    if not p.is_file():
-        return None
-    try:
-        rec = json.loads(p.read_text())
-    except json.JSONDecodeError as e:
-        raise InvalidRecord(f"{_shown(p)} is not JSON ({e}); restore it from git or rerun "
-                            f"`python -m suite.evidence.families run --family {family}`") from None
-    bad = problems(rec)
-    if bad:
-        raise InvalidRecord(f"{_shown(p)} breaks the evidence schema: {'; '.join(bad)}; restore it from git or "
-                            f"rerun `python -m suite.evidence.families run --family {family}`")
-    return rec
+    """The record of (family, arm, seed[, point]), or None; InvalidRecord names the file and field."""
+    return store.read(path(family, arm, seed, point), problems, command(family, point))
+
+
+def command(family: str, point: str = "") -> str:
+    """The command that records a family's runs (or a grid point's)."""
+    return f"python -m suite.evidence run --family {family}" + (f" --point '{point}'" if point else "")
 
 
 def record_paths(explore: bool = True) -> list[Path]:
     """Every committed record: the families' own, then (``explore``) their grid points'."""
-    own = sorted(EVIDENCE.glob("*/*.json"))
-    grid = sorted(p for p in EVIDENCE.glob("*/explore/*/*.json")  # the Winograd task's are its own
-                  if p.relative_to(EVIDENCE).parts[0] in FAMILIES)  # (suite/evidence/winograd.py)
+    own = sorted(store.EVIDENCE.glob("*/*.json"))
+    grid = sorted(p for p in store.EVIDENCE.glob("*/explore/*/*.json")  # the Winograd task's are its own
+                  if p.relative_to(store.EVIDENCE).parts[0] in FAMILIES)  # (suite/evidence/winograd.py)
     return own + (grid if explore else [])
 
 
 def records(explore: bool = False) -> list[dict]:
-    return [json.loads(p.read_text()) for p in record_paths(explore)]
+    """Every record, read (a file that is not JSON: InvalidRecord naming it)."""
+    return [store.read_json(p, COMMAND) for p in record_paths(explore)]
 
 
 def replay_groups(paths: list[Path] | None = None) -> list[list[Path]]:
@@ -391,44 +307,27 @@ def replay_groups(paths: list[Path] | None = None) -> list[list[Path]]:
     highest, because seed 0 is the one a seed-dependent change is likeliest to spare."""
     groups: dict[tuple, list[tuple[int, Path]]] = {}
     for p in record_paths() if paths is None else paths:
-        rec = json.loads(p.read_text())
-        pv = rec["provenance"]
-        key = (rec["family"], rec.get("point", ""), rec["arm"], pv["code"], pv["device"].split(":")[0], pv["torch"])
+        try:
+            rec = store.read_json(p, COMMAND)
+            pv = rec["provenance"]
+            key = (rec["family"], rec.get("point", ""), rec["arm"], pv["code"], pv["device"].split(":")[0], pv["torch"])
+        except (store.InvalidRecord, KeyError, TypeError, AttributeError):
+            key = ("unreadable", str(p))  # a group of its own: its replay fails, naming the file
+            rec = {"seed": 0}
         groups.setdefault(key, []).append((rec["seed"], p))
     return [[p for _, p in sorted(g, key=lambda sp: -sp[0])] for g in groups.values()]
 
 
-def movement(ours, recorded) -> tuple[float, float]:
-    """How far retrained first losses moved from the recorded ones, relative: (the loss at
-    initialisation, the largest over the trained steps). Any shape, the step on the last axis."""
-    import numpy as np
-    ours, recorded = np.asarray(ours, dtype=float), np.asarray(recorded, dtype=float)
-    moved = np.abs(ours - recorded) / np.abs(recorded)
-    return float(moved[..., 0].max()), float(moved[..., 1:].max(initial=0.0))
-
-
-def replay_problem(moved: tuple[float, float]) -> str:
-    """What a replay's ``movement`` says beyond rounding, or "" when it is within its tolerances."""
-    init, trained = moved
-    if init > REPLAY_RTOL_INIT:
-        return (f"its loss at initialisation moved by {init:.1e} (relative; tolerance {REPLAY_RTOL_INIT:.0e}, "
-                f"a forward pass with nothing trained to amplify rounding)")
-    if trained > REPLAY_RTOL:
-        return (f"its first {REPLAY_STEPS} training losses moved by {trained:.1e} (relative; tolerance "
-                f"{REPLAY_RTOL:.0e})")
-    return ""
-
-
 def replay_movement(rec: dict, tokens) -> tuple[float, float]:
-    """``movement`` of the record's first REPLAY_STEPS training losses, retrained now with the
+    """``store.movement`` of the record's first REPLAY_STEPS training losses, retrained now with the
     current code."""
     from experiments.data import split
     from experiments.train import replay
     spec = scale_of(rec["family"], rec.get("point", "")).spec(rec["arm"], (rec["seed"],))
     tr, _ = split(tokens)
     (ours,) = replay(spec.model, spec.train, tr[: int(spec.train_slice * len(tr))], seeds=(rec["seed"],),
-                     steps=REPLAY_STEPS)
-    return movement(ours, rec["first_losses"][:REPLAY_STEPS])
+                     steps=store.REPLAY_STEPS)
+    return store.movement(ours, rec["first_losses"][:store.REPLAY_STEPS])
 
 
 # ---- the command ---------------------------------------------------------------------------
@@ -454,12 +353,6 @@ def _bar(total_steps: int, done_before: list):
     return progress
 
 
-def _write(out: Path, record: dict):
-    from experiments.data import write_atomic
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, (json.dumps(record, indent=1) + "\n").encode())
-
-
 def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "", stack: bool = False) -> list[Path]:
     """Train and record what is missing of (arms x seeds); ``stack`` trains an arm's missing
     seeds side by side (a GPU step is launch-bound: seeds cost little more than one)."""
@@ -474,7 +367,7 @@ def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "",
     if unknown:
         raise SystemExit(f"error: {family} has no arm {', '.join(unknown)}; its arms: {', '.join(scale.arms)}")
     todo = [(a, s) for a in arms for s in seeds if load(family, a, s, point) is None]
-    _commit()  # read now, before a long set: a commit made meanwhile is not this code
+    store.commit()  # read now, before a long set: a commit made meanwhile is not this code
     groups = {}
     for arm, seed in todo:  # an arm's missing seeds, together or one by one
         groups.setdefault((arm, None) if stack else (arm, seed), []).append(seed)
@@ -487,22 +380,18 @@ def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "",
         for seed, rec in zip(group, runs.get(spec, log=lambda *_: None, progress=progress)):
             out = path(family, arm, seed, point)
             one = scale.spec(arm, (seed,), device)  # the record names its own seed's config
-            _write(out, make_record(family, arm, seed, one, rec, point))
+            store.write(out, make_record(family, arm, seed, one, rec, point))
             written.append(out)
             log(f"  {arm} seed {seed}: val {rec['val_ppl']:.2f}, train {rec['train_ppl']:.2f}, "
-                f"{rec['wall_s'] / 60:.1f} min -> {_shown(out)}")
+                f"{rec['wall_s'] / 60:.1f} min -> {store.shown(out)}")
             if same_run(family, point, arm, seed) and load(family, arm, seed) is None:
                 own = path(family, arm, seed)
                 rec_own = make_record(family, arm, seed, scale_of(family).spec(arm, (seed,), device),
-                                      evaluated_at_end(rec), same_run_as=_shown(out))
-                _write(own, rec_own)
+                                      evaluated_at_end(rec), same_run_as=store.shown(out))
+                store.write(own, rec_own)
                 written.append(own)
-                log(f"  {arm} seed {seed}: the same run is {family}'s own -> {_shown(own)}")
+                log(f"  {arm} seed {seed}: the same run is {family}'s own -> {store.shown(own)}")
     return written
-
-
-def _shown(p: Path) -> str:
-    return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
 
 
 def status(log=print):
@@ -510,69 +399,6 @@ def status(log=print):
         have = [r for r in records() if r["family"] == family]
         listed = ", ".join(f"{r['arm']}/{r['seed']} {r['result']['val_ppl']:.2f}" for r in have)
         log(f"{family:<10} {len(have)} of {len(scale_of(family).arms)} arms x seeds recorded: {listed or '-'}")
-
-
-def main(argv=None):
-    from suite import settings
-    settings.exit_on_problem(settings.load())  # a bad CLAIMS_SEED_OFFSET or CLAIMS_DEVICE: one line, before any seed is read
-    ap = argparse.ArgumentParser(prog="python -m suite.evidence.families", description=__doc__.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run", help="train a family's full-scale runs and record them")
-    r.add_argument("--family", required=True, choices=list(FAMILIES))
-    r.add_argument("--seeds", default="0", help="comma-separated, e.g. 0,1,2 (default 0)")
-    r.add_argument("--arms", default="", help="comma-separated arm names (default: every arm)")
-    r.add_argument("--device", default="cuda" if _cuda() else "cpu")
-    r.add_argument("--point", default="", help="a grid point of the family (suite/diagnosis_grids.py), recorded under explore/")
-    r.add_argument("--stack", action="store_true", help="train an arm's seeds side by side (on a GPU)")
-    g = sub.add_parser("grid", help="record every point of a claim's diagnosis grid (suite/diagnosis_grids.py)")
-    g.add_argument("claim")
-    g.add_argument("--device", default="cuda" if _cuda() else "cpu")
-    g.add_argument("--stack", action="store_true", help="train an arm's seeds side by side (on a GPU)")
-    q = sub.add_parser("pending", help="list what the Scales and grids declare and no record holds; "
-                                       "with --record, train it within --budget-s (a lent GPU's script)")
-    q.add_argument("--record", action="store_true")
-    q.add_argument("--budget-s", type=float, default=420)
-    q.add_argument("--device", default="cuda" if _cuda() else "cpu")
-    q.add_argument("--no-stack", action="store_true", help="train seeds one at a time (the CPU's faster way)")
-    sub.add_parser("status", help="list what is recorded")
-    sub.add_parser("replay", help="retrain every record's first steps; print how far they moved")
-    a = ap.parse_args(argv)
-    if a.cmd == "status":
-        return status()
-    if a.cmd == "replay":
-        from experiments.data import bpe_tokens
-        tokens = bpe_tokens("tinyshakespeare", 1024)[0]
-        stale = 0
-        for rec in records(explore=True):
-            where = f"{rec['family']}/" + (f"explore/{rec['point']}/" if rec.get("point") else "")
-            moved = replay_movement(rec, tokens)
-            problem = replay_problem(moved)
-            stale += bool(problem)
-            print(f"{where}{rec['arm']}/seed{rec['seed']}: at initialisation {moved[0]:.2e}, trained {moved[1]:.2e} "
-                  f"({rec['provenance']['device_name']})" + (f": STALE, {problem}" if problem else ""), flush=True)
-        print(f"{stale} stale record(s): delete each and rerun its `python -m suite.evidence.families run`" if stale
-              else "every record replays within its tolerances (docs/replay.md)")
-        return 1 if stale else 0
-    if a.cmd == "grid":
-        record_grid(a.claim, a.device, a.stack)
-        return 0
-    if a.cmd == "pending":
-        if not a.record:
-            total = 0
-            for fam, point, arm, seeds in pending():
-                sc = scale_of(fam, point)
-                steps = sc.trains.get(arm, sc.train).steps * len(seeds)
-                total += steps
-                print(f"{fam:<12} {point or '-':<40} {arm:<14} {steps:>8,} model-steps  seeds {','.join(map(str, seeds))}")
-            print(f"# {total:,} model-steps in all; one H200 trained the norm-full shape at 114 model-steps/s with 12 "
-                  "seeds stacked, 40 with one (a figure to size a lease, not a promise)")
-            print("# the Winograd and lab grid points (CPU, their own records): "
-                  "python -m suite.evidence.winograd --pending; python -m suite.evidence.lab --pending")
-            return
-        record_pending(a.device, a.budget_s, not a.no_stack)
-        return 0
-    run(a.family, [int(s) for s in a.seeds.split(",")], [x for x in a.arms.split(",") if x], a.device,
-        point=a.point, stack=a.stack)
 
 
 # What to record first when time is short (a lent GPU's minutes): the seeds a verdict waits for,
@@ -635,12 +461,3 @@ def record_grid(claim: str, device="cpu", stack=False, log=print) -> list[Path]:
         written += run(fam, list(p.scale.seeds), list(p.scale.arms), device=device, log=log, point=point,
                        stack=stack)  # a second look trains only the arms its rule reads
     return written
-
-
-def _cuda() -> bool:
-    import torch
-    return torch.cuda.is_available()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,9 +1,9 @@
-"""The Polish lab's diagnosis grid evidence: the trained points of ``suite.diagnosis_grids.LAB_GRIDS``, each
-the lab's 100 starts (5 excerpts x 20 seeds) with positions, trained on the CPU and recorded
-with its provenance:
+"""The Polish lab's grid evidence, a kind of the evidence store (suite/evidence/store.py): the
+trained points of ``suite.diagnosis_grids.LAB_GRIDS``, each the lab's 100 starts (5 excerpts x
+20 seeds) with positions, trained on the CPU and recorded with its provenance:
 
     fixtures/evidence/lab/explore/<point>/positions.json
-    python -m suite.evidence.lab [POINT ...]     # record what is not yet recorded
+    python -m suite.evidence lab [POINT ...]      # record what is not yet recorded
 
 The stated point is the verdict's own runs, which the slow tier trains. A record is checked
 against its schema in the fast tier, and the first steps of its runs are retrained in the slow
@@ -16,13 +16,12 @@ from dataclasses import asdict, replace
 
 import pytest
 
-from suite.evidence import store as grid_records
-from suite.evidence.families import EVIDENCE, REPLAY_STEPS, InvalidRecord, movement
+from suite.evidence import store
 from suite.lab_scale import LabRuns
 
 FAMILY = "lab"
 ARM = "positions"  # TINY-14 and -16 read the lab with positions only
-COMMAND = "python -m suite.evidence.lab"
+COMMAND = "python -m suite.evidence lab"
 
 
 def points() -> list:
@@ -36,11 +35,11 @@ def points() -> list:
 
 
 def path(point: str):
-    return EVIDENCE / FAMILY / "explore" / point / f"{ARM}.json"
+    return store.EVIDENCE / FAMILY / "explore" / point / f"{ARM}.json"
 
 
 def record_paths() -> list:
-    return sorted((EVIDENCE / FAMILY / "explore").glob(f"*/{ARM}.json"))
+    return sorted((store.EVIDENCE / FAMILY / "explore").glob(f"*/{ARM}.json"))
 
 
 def config(scale, exs) -> dict:
@@ -60,16 +59,10 @@ def pending(names=()) -> list:
 
 def record(names=(), log=print) -> list:
     """Train and record every trained point not yet recorded (of ``names``, if given)."""
-    from suite import settings
     from claimcheck.progress import tracker
     from experiments.polish_lab import train_runs, with_positions
     from experiments.train import FIRST_LOSSES
-    if settings.current().seed_offset:
-        raise SystemExit("error: lab grid records are made at the suite's own seeds; unset CLAIMS_SEED_OFFSET")
-    known = [s.name for s in points()]
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise SystemExit(f"error: no lab grid point {', '.join(unknown)}; the points: {', '.join(known)}")
+    store.check_points("lab", names, [s.name for s in points()])
     todo = pending(names)
     log(f"lab: {len(todo)} point(s) to train on cpu")
     written = []
@@ -80,8 +73,8 @@ def record(names=(), log=print) -> list:
         result = train_runs(cfg, pairs, keep_loss=True, progress=tracker(f"{scale.name}/{len(pairs)} runs", cfg.steps))
         result["first_losses"] = [losses[:FIRST_LOSSES] for losses in result.pop("loss")]
         rec = {"family": FAMILY, "point": scale.name, "arm": ARM, "config": config(scale, exs), "result": result,
-               "provenance": grid_records.provenance(time.perf_counter() - start)}
-        grid_records.write(path(scale.name), rec)
+               "provenance": store.provenance("cpu", time.perf_counter() - start)}
+        store.write(path(scale.name), rec)
         log(f"  {scale.name}: {len(pairs)} runs, {rec['provenance']['wall_s'] / 60:.1f} min -> {path(scale.name)}")
         written.append(path(scale.name))
     return written
@@ -125,12 +118,12 @@ def problems(rec) -> list[str]:
             isinstance(r, list) and len(r) == FIRST_LOSSES
             and all(isinstance(x, float) and math.isfinite(x) and x > 0 for x in r) for r in first)):
         out.append(f"result.first_losses: per run, {FIRST_LOSSES} finite positive losses expected")
-    return out + grid_records.provenance_problems(rec.get("provenance"))
+    return out + store.provenance_problems(rec.get("provenance"))
 
 
 def load(point: str) -> dict | None:
     """The record, or None; InvalidRecord names the field it breaks."""
-    return grid_records.read(path(point), problems, COMMAND, point, ARM)
+    return store.read(path(point), problems, COMMAND, {"point": point, "arm": ARM})
 
 
 def point_runs(scale, stated: LabRuns) -> LabRuns:
@@ -139,7 +132,7 @@ def point_runs(scale, stated: LabRuns) -> LabRuns:
     from suite import settings
     try:
         rec = load(scale.name)
-    except InvalidRecord as e:
+    except store.InvalidRecord as e:
         pytest.fail(str(e), pytrace=False)
     if rec is None:
         raise pytest.skip.Exception(f"no lab evidence for {scale.name}: run `{COMMAND}`", _use_item_location=True)
@@ -147,31 +140,19 @@ def point_runs(scale, stated: LabRuns) -> LabRuns:
         raise pytest.skip.Exception(f"lab evidence for {scale.name} is recorded at seeds {rec['config']['seeds']}; "
                                     f"CLAIMS_SEED_OFFSET={settings.current().seed_offset} moves the suite's", _use_item_location=True)
     runs = scale.read(stated.excerpts, {True: rec["result"]})
-    runs.evidence.add(grid_records.evidence_of(rec))
+    runs.evidence.add(store.evidence_of(rec))
     return runs
 
 
 def replay_movement(rec: dict) -> tuple[float, float]:
-    """``evidence.movement`` of every run's first REPLAY_STEPS training losses, retrained now
+    """``store.movement`` of every run's first REPLAY_STEPS training losses, retrained now
     with the current code."""
     import numpy as np
     from experiments.polish_lab import LabConfig, train_runs
     scale = {s.name: s for s in points()}[rec["point"]]
     exs = scale.texts()
     lab = rec["config"]["lab"]
-    cfg = replace(LabConfig(**{**lab, "checkpoints": tuple(lab["checkpoints"])}), steps=REPLAY_STEPS, checkpoints=())
+    cfg = replace(LabConfig(**{**lab, "checkpoints": tuple(lab["checkpoints"])}), steps=store.REPLAY_STEPS, checkpoints=())
     pairs = [(exs[e], s) for e, s in rec["result"]["runs"]]
-    ours = np.array(train_runs(cfg, pairs, keep_loss=True)["loss"])  # (runs, REPLAY_STEPS)
-    return movement(ours, np.array(rec["result"]["first_losses"])[:, :REPLAY_STEPS])
-
-
-if __name__ == "__main__":
-    import os
-    import sys
-    from suite import settings
-    from suite.evidence.families import ROOT
-    settings.exit_on_problem(settings.load())  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
-    if sys.argv[1:] == ["--pending"]:
-        print("\n".join(f"{s.name}" for s in pending()) or "lab: every grid point is recorded")
-    else:
-        record(tuple(sys.argv[1:]))
+    ours = np.array(train_runs(cfg, pairs, keep_loss=True)["loss"])  # (runs, store.REPLAY_STEPS)
+    return store.movement(ours, np.array(rec["result"]["first_losses"])[:, :store.REPLAY_STEPS])

@@ -1,35 +1,105 @@
-"""What the grid-point records of scales trained outside the evidence families share (the Winograd
-task's, suite/evidence/winograd.py; the Polish lab's, suite/evidence/lab.py): their
-provenance, how they are written, and how they are read against their schema.
+"""The evidence store: what every kind of record shares, written once.
+
+A record is a small JSON file under ``fixtures/evidence/``: a run's (or a set of runs') results,
+the configuration that made them, its first training losses, and its provenance. Three kinds plug
+in, each with its own schema and paths: the Shakespeare families (suite/evidence/families.py), the
+Polish lab's grid points (lab.py) and the Winograd task's (winograd.py). Each kind offers the same
+functions: ``record_paths``, ``problems``, ``pending``, ``replay_movement``, and a ``COMMAND`` that
+records what is missing; ``python -m suite.evidence`` is their one command line.
+
+Here: where records live, reading one (a broken file is one line naming the file and the field),
+writing one atomically, the provenance every record carries, and the replay's tolerances.
 """
+import functools
 import json
+import math
 import platform
+import subprocess
 from datetime import datetime, timezone
+from pathlib import Path
 
-from suite.evidence.families import InvalidRecord, _commit, _shown, replay_problem
+ROOT = Path(__file__).resolve().parents[2]
+EVIDENCE = ROOT / "fixtures" / "evidence"
 
+# Replay: the first steps of a record are retrained with the current code (the slow tier does one
+# record per configuration and code version; `python -m suite.evidence replay` does every record).
+# Four steps: the loss at initialisation, then three of backward and optimizer (warmup included),
+# so a change to any of them shows, within the slow tier's two-minute budget for replays.
+# Two tolerances, each 3x (suite/pins.py's SAFETY) the largest relative movement measured between
+# machines and kernels, rounded up (every record: docs/replay.md):
+# - the loss at initialisation is a forward pass only, nothing trained amplifies its rounding:
+#   at most 1.9e-7, three float32 ulps of a loss near ln 1024;
+# - the trained steps amplify it, most where training is least stable: the undivided d_k = 1024
+#   head at lr 3e-3 (a sqrt(d_k) grid point) moved 1.2e-4 at its fourth loss between an Intel Xeon
+#   and an AMD EPYC; every other record moved at most 1.2e-6.
+REPLAY_STEPS = 4
+REPLAY_RTOL_INIT = 1e-6
+REPLAY_RTOL = 4e-4
+
+# The provenance every record carries; ``wall_s`` is a positive number, the rest non-empty strings.
 PROVENANCE = ("device", "device_name", "machine", "torch", "commit", "code", "date", "wall_s")
 
 
-def provenance(wall_s: float) -> dict:
-    """Where, with what and when a record was made (CPU)."""
+class InvalidRecord(ValueError):
+    """A committed record that breaks its schema: a failure of the suite, never a divergence."""
+
+
+def shown(p: Path) -> str:
+    """A path as a message shows it: relative to the repository where it can be."""
+    return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
+
+
+@functools.cache
+def commit() -> str:
+    """The commit the code was at when a set of records started (cached: later commits are not
+    its). CLAIMS_COMMIT (suite/settings.py) names it for a copy of the tree that has no .git."""
+    from suite import settings
+    if settings.current().commit:
+        return settings.current().commit
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "model", "experiments", "suite/scales.py",
+                                "suite/catalogue.py", "suite/lab_scale.py", "suite/winograd_scale.py"],
+                               cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        return head + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def device_name(device) -> str:
     import torch
-    from suite.evidence.families import _device_name
+    if torch.device(device).type == "cuda":
+        return torch.cuda.get_device_name(device)
+    from suite.pins import cpu_model
+    return f"{cpu_model()} ({torch.get_num_threads()} threads)"
+
+
+def provenance(device, wall_s: float, **more) -> dict:
+    """Where, with what and when a record was made; ``more`` adds a kind's own fields."""
+    import torch
     from experiments.runs import code_version
-    return {"device": "cpu", "device_name": _device_name("cpu"), "machine": platform.machine(),
-            "torch": torch.__version__, "commit": _commit(), "code": code_version(),
-            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "wall_s": round(wall_s, 2)}
+    return {"device": str(device), "device_name": device_name(device), "machine": platform.machine(),
+            "torch": torch.__version__, "commit": commit(), "code": code_version(),
+            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "wall_s": round(wall_s, 2), **more}
 
 
-def provenance_problems(prov) -> list[str]:
+def _positive(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
+def provenance_problems(prov, numbers: tuple[str, ...] = ()) -> list[str]:
+    """Every way ``prov`` breaks the provenance every record carries (``numbers``: a kind's own
+    positive numbers, required too), each naming its field."""
     if not isinstance(prov, dict):
-        return ["provenance: an object expected"]
-    out = [f"provenance.{k}: missing" for k in PROVENANCE if k not in prov]
-    if "wall_s" in prov and not (isinstance(prov["wall_s"], (int, float)) and not isinstance(prov["wall_s"], bool)
-                                 and prov["wall_s"] > 0):
-        out.append(f"provenance.wall_s: a positive number expected, got {prov['wall_s']!r}")
-    for k in set(PROVENANCE) - {"wall_s"}:
-        if k in prov and not (isinstance(prov[k], str) and prov[k]):
+        return [f"provenance: an object expected, got {type(prov).__name__}"]
+    positive = ("wall_s", *numbers)
+    out = [f"provenance.{k}: missing" for k in (*PROVENANCE, *numbers) if k not in prov]
+    for k in positive:
+        if k in prov and not _positive(prov[k]):
+            out.append(f"provenance.{k}: a positive number expected, got {prov[k]!r:.40}")
+    for k in PROVENANCE:
+        if k in prov and k not in positive and not (isinstance(prov[k], str) and prov[k]):
             out.append(f"provenance.{k}: a non-empty string expected, got {prov[k]!r:.40}")
     if isinstance(prov.get("date"), str):
         try:
@@ -39,28 +109,57 @@ def provenance_problems(prov) -> list[str]:
     return out
 
 
-def write(path, rec: dict) -> None:
+def write(path: Path, rec: dict) -> None:
     from experiments.data import write_atomic
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, (json.dumps(rec, indent=1) + "\n").encode())
 
 
-def read(path, problems, command: str, point: str, arm: str) -> dict | None:
-    """The record at ``path``, or None; InvalidRecord names the field it breaks, or says it is
-    another point's or model's record than its path names."""
+def read_json(path: Path, command: str):
+    """The JSON at ``path``; a file that is not JSON (truncated, say) is one InvalidRecord line
+    that names it."""
+    try:
+        return json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InvalidRecord(f"{shown(path)} is not JSON ({e}); restore it from git or rerun `{command}`") from None
+
+
+def read_or_fail(path: Path, command: str):
+    """``read_json`` for a test: a broken file fails the test in its one line (never a divergence)."""
+    import pytest
+    try:
+        return read_json(path, command)
+    except InvalidRecord as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+def read(path: Path, problems, command: str, names: dict | None = None) -> dict | None:
+    """The record at ``path``, or None when there is none. InvalidRecord, in one line, names the
+    file and every field its schema (``problems(rec) -> [str]``) finds broken, or the fields in
+    ``names`` ({field: value its path gives}) where the record names another."""
     if not path.is_file():
         return None
-    try:
-        rec = json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise InvalidRecord(f"{_shown(path)} is not JSON ({e}); restore it from git or rerun `{command}`") from None
+    rec = read_json(path, command)
     bad = problems(rec)
-    if not bad and (rec["point"], rec["arm"]) != (point, arm):
-        bad = [f"point, arm: {point} {arm} expected (the record's path), got {rec['point']} {rec['arm']}"]
+    if not bad and names:
+        wrong = {k: v for k, v in names.items() if rec.get(k) != v}
+        if wrong:
+            bad = [f"{', '.join(wrong)}: {' '.join(map(str, wrong.values()))} expected (the record's path), "
+                   f"got {' '.join(str(rec.get(k)) for k in wrong)}"]
     if bad:
-        raise InvalidRecord(f"{_shown(path)} breaks its schema: {'; '.join(bad)}; restore it from git or "
+        raise InvalidRecord(f"{shown(path)} breaks its schema: {'; '.join(bad)}; restore it from git or "
                             f"rerun `{command}`")
     return rec
+
+
+def check_points(kind: str, names, known) -> None:
+    """Before a kind records grid points: only at the suite's own seeds, and only declared points."""
+    from suite import settings
+    if settings.current().seed_offset:
+        raise SystemExit(f"error: {kind} grid records are made at the suite's own seeds; unset CLAIMS_SEED_OFFSET")
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"error: no {kind} grid point {', '.join(unknown)}; the points: {', '.join(known)}")
 
 
 def evidence_of(rec: dict) -> str:
@@ -69,10 +168,30 @@ def evidence_of(rec: dict) -> str:
     return f"{prov['device_name']}, {prov['date'][:10]}"
 
 
+def movement(ours, recorded) -> tuple[float, float]:
+    """How far retrained first losses moved from the recorded ones, relative: (the loss at
+    initialisation, the largest over the trained steps). Any shape, the step on the last axis."""
+    import numpy as np
+    ours, recorded = np.asarray(ours, dtype=float), np.asarray(recorded, dtype=float)
+    moved = np.abs(ours - recorded) / np.abs(recorded)
+    return float(moved[..., 0].max()), float(moved[..., 1:].max(initial=0.0))
+
+
+def replay_problem(moved: tuple[float, float]) -> str:
+    """What a replay's ``movement`` says beyond rounding, or "" when it is within its tolerances."""
+    init, trained = moved
+    if init > REPLAY_RTOL_INIT:
+        return (f"its loss at initialisation moved by {init:.1e} (relative; tolerance {REPLAY_RTOL_INIT:.0e}, "
+                f"a forward pass with nothing trained to amplify rounding)")
+    if trained > REPLAY_RTOL:
+        return (f"its first {REPLAY_STEPS} training losses moved by {trained:.1e} (relative; tolerance "
+                f"{REPLAY_RTOL:.0e})")
+    return ""
+
+
 def check_replay(rec: dict, moved: tuple[float, float], command: str) -> tuple[float, float]:
-    """The slow tier's replay check: ``moved``, how far the record's first REPLAY_STEPS losses
-    moved when retrained with the current code (suite/evidence/families.py: movement), within its tolerances."""
+    """The slow tier's replay check: ``moved`` (``movement``) within its tolerances."""
     problem = replay_problem(moved)
-    assert not problem, (f"{rec['point']} {rec['arm']}: {problem}: the code no longer makes this record; "
-                         f"delete it and rerun `{command}`")
+    assert not problem, (f"{rec.get('point') or rec['family']} {rec['arm']}: {problem}: the code no longer makes "
+                         f"this record; delete it and rerun `{command}`")
     return moved

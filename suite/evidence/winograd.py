@@ -1,8 +1,9 @@
-"""The Winograd diagnosis grid's evidence: the points of ``suite.diagnosis_grids.WINOGRAD_GRIDS``, trained on
-the CPU and recorded as small JSON files with their provenance, one per (point, task, model):
+"""The Winograd task's grid evidence, a kind of the evidence store (suite/evidence/store.py): the
+points of ``suite.diagnosis_grids.WINOGRAD_GRIDS``, trained on the CPU and recorded as small JSON
+files with their provenance, one per (point, task, model):
 
     fixtures/evidence/winograd/explore/<point>/<task>-<model>.json
-    python -m suite.evidence.winograd [POINT ...]   # record what is not yet recorded, cheapest first
+    python -m suite.evidence winograd [POINT ...]   # record what is not yet recorded, cheapest first
 
 The stated point is the verdict's own runs, which the slow tier trains; a point records only the
 models whose settings it changes (a point that changes the fixed task's held-out set leaves the
@@ -15,13 +16,12 @@ import time
 
 import pytest
 
-from suite.evidence import store as grid_records
-from suite.evidence.families import EVIDENCE, REPLAY_STEPS, InvalidRecord, _shown, movement
+from suite.evidence import store
 from suite.catalogue import WINOGRAD
 from suite.winograd_scale import WinogradRuns, train_winograd
 
 FAMILY = "winograd"
-COMMAND = "python -m suite.evidence.winograd"
+COMMAND = "python -m suite.evidence winograd"
 
 
 def points() -> list:
@@ -48,11 +48,11 @@ def changed(scale) -> list[tuple[str, str]]:
 
 
 def path(point: str, task: str, kind: str):
-    return EVIDENCE / FAMILY / "explore" / point / f"{task}-{kind}.json"
+    return store.EVIDENCE / FAMILY / "explore" / point / f"{task}-{kind}.json"
 
 
 def record_paths() -> list:
-    return sorted((EVIDENCE / FAMILY / "explore").glob("*/*.json"))
+    return sorted((store.EVIDENCE / FAMILY / "explore").glob("*/*.json"))
 
 
 def cost(scale, model) -> float:
@@ -74,25 +74,19 @@ def pending(names=()) -> list[tuple[object, tuple[str, str]]]:
 def record(names=(), log=print) -> list:
     """Train and record every pending (point, model), cheapest first."""
     import torch
-    from suite import settings
-    if settings.current().seed_offset:
-        raise SystemExit("error: Winograd grid records are made at the suite's own seeds; unset CLAIMS_SEED_OFFSET")
-    known = [s.name for s in points()]
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise SystemExit(f"error: no Winograd grid point {', '.join(unknown)}; the points: {', '.join(known)}")
+    store.check_points("Winograd", names, [s.name for s in points()])
     todo, written = pending(names), []
     log(f"winograd: {len(todo)} (point, model) set(s) to train on cpu ({torch.get_num_threads()} threads)")
     for scale, (task, kind) in todo:
         arm, start = scale.arm(task, kind), time.perf_counter()
         result = train_winograd(arm)
         rec = {"family": FAMILY, "point": scale.name, "arm": f"{task}/{kind}", "config": arm, "result": result,
-               "provenance": grid_records.provenance(time.perf_counter() - start)}
+               "provenance": store.provenance("cpu", time.perf_counter() - start)}
         out = path(scale.name, task, kind)
-        grid_records.write(out, rec)
+        store.write(out, rec)
         acc = [r["final"]["accuracy"] for r in result["runs"]]
         log(f"  {scale.name} {task}/{kind}: held-out accuracy {min(acc):.3f}-{max(acc):.3f} over "
-            f"{len(acc)} seeds, {rec['provenance']['wall_s'] / 60:.1f} min -> {_shown(out)}")
+            f"{len(acc)} seeds, {rec['provenance']['wall_s'] / 60:.1f} min -> {store.shown(out)}")
         written.append(out)
     return written
 
@@ -165,12 +159,12 @@ def problems(rec) -> list[str]:
                         and abs(sum(row) - 1) < 1e-4 for row in b) for b in rows.values()))
                 if not ok:
                     out.append(f"{where}.{key}: per adjective, 2 blocks of 15 weights summing to 1 expected")
-    return out + grid_records.provenance_problems(rec.get("provenance"))
+    return out + store.provenance_problems(rec.get("provenance"))
 
 
 def load(point: str, task: str, kind: str) -> dict | None:
     """The record, or None; InvalidRecord names the field it breaks."""
-    return grid_records.read(path(point, task, kind), problems, COMMAND, point, f"{task}/{kind}")
+    return store.read(path(point, task, kind), problems, COMMAND, {"point": point, "arm": f"{task}/{kind}"})
 
 
 def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
@@ -184,7 +178,7 @@ def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
             continue
         try:
             rec = load(scale.name, task, kind)
-        except InvalidRecord as e:
+        except store.InvalidRecord as e:
             pytest.fail(str(e), pytrace=False)
         if rec is None:
             raise pytest.skip.Exception(f"no Winograd evidence for {scale.name} {task}/{kind}: run `{COMMAND}`",
@@ -193,28 +187,18 @@ def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
             raise pytest.skip.Exception(f"Winograd evidence for {scale.name} is recorded at seeds {rec['config']['seeds']}; "
                                         f"CLAIMS_SEED_OFFSET={settings.current().seed_offset} moves the suite's", _use_item_location=True)
         records[task, kind] = rec["result"]
-        evidence.add(grid_records.evidence_of(rec))
+        evidence.add(store.evidence_of(rec))
     return WinogradRuns(scale, records, evidence)
 
 
 def replay_movement(rec: dict) -> tuple[float, float]:
-    """``evidence.movement`` of the record's first REPLAY_STEPS training losses (every seed),
+    """``store.movement`` of the record's first REPLAY_STEPS training losses (every seed),
     retrained now with the current code."""
     from experiments.winograd import fixed_task, leaky_task, train_task
     cfg = rec["config"]
     task = {"leaky": leaky_task, "fixed": fixed_task}[cfg["task"]](held_pairs=cfg["held_pairs"])
-    first = []  # (REPLAY_STEPS, seeds)
-    train_task(task, cfg["kind"], steps=REPLAY_STEPS, seeds=cfg["seeds"], lr=cfg["lr"], d_model=cfg["d_model"],
+    first = []  # (store.REPLAY_STEPS, seeds)
+    train_task(task, cfg["kind"], steps=store.REPLAY_STEPS, seeds=cfg["seeds"], lr=cfg["lr"], d_model=cfg["d_model"],
                first_losses=first)
-    recorded = [r["first_losses"][:REPLAY_STEPS] for r in rec["result"]["runs"]]  # (seeds, REPLAY_STEPS)
-    return movement([list(seed) for seed in zip(*first[:REPLAY_STEPS])], recorded)
-
-
-if __name__ == "__main__":
-    import sys
-    from suite import settings
-    settings.exit_on_problem(settings.load())  # a bad CLAIMS_SEED_OFFSET: one line, before any seed is read
-    if sys.argv[1:] == ["--pending"]:
-        print("\n".join(f"{s.name:<40} {t}/{k}" for s, (t, k) in pending()) or "winograd: every grid point is recorded")
-    else:
-        record(tuple(sys.argv[1:]))  # point names, e.g. 'winograd@scale.lr=0.001'; none: every point
+    recorded = [r["first_losses"][:store.REPLAY_STEPS] for r in rec["result"]["runs"]]  # (seeds, store.REPLAY_STEPS)
+    return store.movement([list(seed) for seed in zip(*first[:store.REPLAY_STEPS])], recorded)

@@ -1,0 +1,129 @@
+"""The evidence store's one command line.
+
+    python -m suite.evidence status                    what is recorded
+    python -m suite.evidence pending [--record ...]    what is declared and not recorded (and record it)
+    python -m suite.evidence run --family F [...]      record a family's full-scale runs
+    python -m suite.evidence grid CLAIM [...]          record a claim's diagnosis grid (any kind)
+    python -m suite.evidence lab [POINT ...]           record the Polish lab's grid points
+    python -m suite.evidence winograd [POINT ...]      record the Winograd task's grid points
+    python -m suite.evidence replay                    retrain every record's first steps
+
+An entry point: the settings are read here, before the catalogue's seeds are.
+"""
+import argparse
+import sys
+
+from suite import settings
+
+
+def _cuda() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
+
+def _parser(families) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m suite.evidence", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    device = "cuda" if _cuda() else "cpu"
+    r = sub.add_parser("run", help="train a family's full-scale runs and record them")
+    r.add_argument("--family", required=True, choices=list(families.FAMILIES))
+    r.add_argument("--seeds", default="0", help="comma-separated, e.g. 0,1,2 (default 0)")
+    r.add_argument("--arms", default="", help="comma-separated arm names (default: every arm)")
+    r.add_argument("--device", default=device)
+    r.add_argument("--point", default="", help="a grid point of the family (suite/diagnosis_grids.py), "
+                                               "recorded under explore/")
+    r.add_argument("--stack", action="store_true", help="train an arm's seeds side by side (on a GPU)")
+    g = sub.add_parser("grid", help="record every point of a claim's diagnosis grid (suite/diagnosis_grids.py)")
+    g.add_argument("claim")
+    g.add_argument("--device", default=device)
+    g.add_argument("--stack", action="store_true", help="train an arm's seeds side by side (on a GPU)")
+    q = sub.add_parser("pending", help="list what the scales and grids declare and no record holds; with "
+                                       "--record, train the families' within --budget-s (a lent GPU's script)")
+    q.add_argument("--record", action="store_true")
+    q.add_argument("--budget-s", type=float, default=420)
+    q.add_argument("--device", default=device)
+    q.add_argument("--no-stack", action="store_true", help="train seeds one at a time (the CPU's faster way)")
+    for kind in ("lab", "winograd"):
+        k = sub.add_parser(kind, help=f"record the {kind} grid points not yet recorded (CPU)")
+        k.add_argument("points", nargs="*", help="only these points (default: every one)")
+    sub.add_parser("status", help="list what is recorded")
+    sub.add_parser("replay", help="retrain every record's first steps; print how far they moved")
+    return ap
+
+
+def _pending(families, lab, winograd) -> None:
+    total = 0
+    for fam, point, arm, seeds in families.pending():
+        sc = families.scale_of(fam, point)
+        steps = sc.trains.get(arm, sc.train).steps * len(seeds)
+        total += steps
+        print(f"{fam:<12} {point or '-':<40} {arm:<14} {steps:>8,} model-steps  seeds {','.join(map(str, seeds))}")
+    print(f"# {total:,} model-steps in all; one H200 trained the norm-full shape at 114 model-steps/s with 12 "
+          "seeds stacked, 40 with one (a figure to size a lease, not a promise)")
+    for s in lab.pending():
+        print(f"{'lab':<12} {s.name:<40} {lab.ARM}  (CPU: {lab.COMMAND})")
+    for s, (t, k) in winograd.pending():
+        print(f"{'winograd':<12} {s.name:<40} {t}/{k}  (CPU: {winograd.COMMAND})")
+
+
+def _replay(families, lab, winograd) -> int:
+    from experiments.data import bpe_tokens
+    from suite.evidence import store
+    tokens = bpe_tokens("tinyshakespeare", 1024)[0]
+    kinds = [(p, lambda rec: families.replay_movement(rec, tokens)) for p in families.record_paths()]
+    kinds += [(p, lab.replay_movement) for p in lab.record_paths()]
+    kinds += [(p, winograd.replay_movement) for p in winograd.record_paths()]
+    stale = 0
+    for path, replay in kinds:
+        rec = store.read_json(path, "git restore it")
+        moved = replay(rec)
+        problem = store.replay_problem(moved)
+        stale += bool(problem)
+        print(f"{store.shown(path)}: at initialisation {moved[0]:.2e}, trained {moved[1]:.2e} "
+              f"({rec['provenance']['device_name']})" + (f": STALE, {problem}" if problem else ""), flush=True)
+    print(f"{stale} stale record(s): delete each and rerun the command that records it" if stale
+          else "every record replays within its tolerances (docs/replay.md)")
+    return 1 if stale else 0
+
+
+def _grid(claim: str, device: str, stack: bool, families, lab, winograd) -> None:
+    from suite.diagnosis_grids import GRIDS, LAB_GRIDS, WINOGRAD_GRIDS
+    if claim in LAB_GRIDS:
+        lab.record(tuple(p.scale.name for p in LAB_GRIDS[claim].trained()))
+    elif claim in WINOGRAD_GRIDS:
+        winograd.record(tuple(p.scale.name for p in WINOGRAD_GRIDS[claim].trained()))
+    elif claim in GRIDS:
+        families.record_grid(claim, device, stack)
+    else:
+        raise SystemExit(f"error: no diagnosis grid for {claim}; grids: "
+                         f"{', '.join([*GRIDS, *LAB_GRIDS, *WINOGRAD_GRIDS])}")
+
+
+def main(argv=None) -> int:
+    settings.exit_on_problem(settings.load())  # one line for a bad variable, before any seed is read
+    from suite.evidence import families, lab, winograd  # the catalogue's seeds: after the settings
+    a = _parser(families).parse_args(argv)
+    if a.cmd == "status":
+        families.status()
+        print(f"{'lab':<10} {len(lab.record_paths())} grid point(s) recorded, {len(lab.pending())} pending")
+        print(f"{'winograd':<10} {len(winograd.record_paths())} (point, model) record(s), "
+              f"{len(winograd.pending())} pending")
+    elif a.cmd == "replay":
+        return _replay(families, lab, winograd)
+    elif a.cmd == "grid":
+        _grid(a.claim, a.device, a.stack, families, lab, winograd)
+    elif a.cmd == "pending":
+        if a.record:
+            families.record_pending(a.device, a.budget_s, not a.no_stack)
+        else:
+            _pending(families, lab, winograd)
+    elif a.cmd in ("lab", "winograd"):
+        {"lab": lab, "winograd": winograd}[a.cmd].record(tuple(a.points))
+    else:
+        families.run(a.family, [int(s) for s in a.seeds.split(",")], [x for x in a.arms.split(",") if x], a.device,
+                     point=a.point, stack=a.stack)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""What every kind of evidence record shares (suite/evidence/store.py): a broken file is one line
+that names it and its field, never a traceback and never a divergence."""
+import json
+
+import pytest
+
+from suite.evidence import families, lab, store, winograd
+
+pytestmark = pytest.mark.fast
+
+KINDS = [  # a kind's path and load for one record
+    pytest.param(lambda: families.path("ladder", "mean", 0), lambda: families.load("ladder", "mean", 0), id="families"),
+    pytest.param(lambda: lab.path("tiny-lab@lab.lr=0.001"), lambda: lab.load("tiny-lab@lab.lr=0.001"), id="lab"),
+    pytest.param(lambda: winograd.path("p", "fixed", "bag"), lambda: winograd.load("p", "fixed", "bag"), id="winograd"),
+]
+
+
+@pytest.mark.parametrize("where, load", KINDS)
+def test_a_truncated_record_is_one_line_naming_its_file(where, load, tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
+    path = where()
+    path.parent.mkdir(parents=True)
+    path.write_text('{"family": "ladder", "arm": "me')
+    with pytest.raises(store.InvalidRecord) as e:
+        load()
+    line = str(e.value)
+    assert "\n" not in line and str(path) in line and "is not JSON" in line and "python -m suite.evidence" in line
+
+
+@pytest.mark.parametrize("where, load", KINDS)
+def test_a_record_that_is_not_there_reads_none(where, load, tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
+    assert load() is None
+
+
+def test_a_record_that_breaks_its_schema_names_the_file_and_every_field(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"a": 1}))
+    with pytest.raises(store.InvalidRecord, match=r"r.json breaks its schema: a: wrong; b: wrong; restore it"):
+        store.read(path, lambda rec: ["a: wrong", "b: wrong"], "cmd")
+    with pytest.raises(store.InvalidRecord, match=r"point: q expected \(the record's path\), got None"):
+        store.read(path, lambda rec: [], "cmd", {"point": "q"})
+
+
+def test_a_test_reading_a_broken_file_fails_in_its_one_line(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("{")
+    with pytest.raises(pytest.fail.Exception, match="r.json is not JSON"):
+        store.read_or_fail(path, "cmd")
+
+
+def test_the_provenance_names_each_missing_or_wrong_field():
+    good = {"device": "cpu", "device_name": "x", "machine": "x86_64", "torch": "2", "commit": "abc", "code": "c",
+            "date": "2026-12-01T00:00:00+00:00", "wall_s": 1.5}
+    assert store.provenance_problems(good) == []
+    assert store.provenance_problems(good, numbers=("tokens_per_s",)) == ["provenance.tokens_per_s: missing"]
+    bad = {**good, "wall_s": -1, "date": "yesterday", "torch": ""}
+    assert sorted(store.provenance_problems(bad)) == [
+        "provenance.date: an ISO date expected, got 'yesterday'",
+        "provenance.torch: a non-empty string expected, got ''",
+        "provenance.wall_s: a positive number expected, got -1"]
+    assert store.provenance_problems(None) == ["provenance: an object expected, got NoneType"]
+
+
+def test_a_replay_group_of_an_unreadable_record_stands_alone(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text("{")
+    assert families.replay_groups([path]) == [[path]]
