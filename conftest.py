@@ -23,6 +23,11 @@ SETTINGS = settings.load()
 pytest_plugins = ["pytester"]
 
 
+def pytest_addoption(parser):
+    parser.addoption("--screenshots", action="store_true",
+                     help="the browser test writes its screenshot of the annotated chapter into docs/images/")
+
+
 def pytest_configure(config):
     if SETTINGS.problems:
         raise pytest.UsageError(SETTINGS.problems[0])

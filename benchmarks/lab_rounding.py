@@ -5,18 +5,18 @@ also differ from ours by a float32 rounding per operation. Prints figures; asser
 
     CLAIMS_DATA_DIR=... python -m benchmarks.lab_rounding
 
-Measured 2026-11-30 on AMD EPYC, torch 2.13.0+cpu: float32 against float64 at most 5.3e-6;
-float32 under ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2 bit-identical.
-Those ten runs understate it: the slow tier's 200 stacked runs moved by up to 7.1e-4 under the
-same settings (2026-12-01), so suite/lab_rules.py takes its margin (ROUNDING) from the lab
-pin's measured movement in suite/pins.py, not from this script.
+Measured on AMD EPYC, torch 2.13.0+cpu: float32 against float64 at most 5.3e-6; float32 under
+ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2 bit-identical. Those ten
+runs understate it: the slow tier's 200 stacked runs move by up to 7.1e-4 under the same
+settings, so suite/lab_rules.py takes its margin (ROUNDING) from the lab pin's measured
+movement in suite/pins.py, not from this script.
 """
 from dataclasses import replace
 
 import numpy as np
 
 from suite.catalogue import TINY_LAB
-from experiments.polish import excerpts
+from experiments.polish_text import excerpts
 from experiments.polish_lab import train_runs, with_positions
 
 

@@ -16,7 +16,7 @@ import torch
 
 from suite.catalogue import LADDER_CI, NORM_CI, NORM_EQ_CI, POS_CI, SQRT_CI, TINY_LAB, WINOGRAD
 from experiments.train import fit, token_batches
-from experiments.winograd import fixed_task, model_config
+from experiments.winograd import BATCH, PREDICTIONS, fixed_task, model_config
 from model.stack import Stack
 
 
@@ -30,7 +30,7 @@ def _arms():
         ("norm-ci", "post", NORM_CI.arms["post"], NORM_CI.train.batch_size, NORM_CI.seeds),
         ("norm-eq-ci", "pre", NORM_EQ_CI.arms["pre"], NORM_EQ_CI.train.batch_size, NORM_EQ_CI.seeds),
         ("pos-ci", "rope", POS_CI.arms["rope"], POS_CI.train.batch_size, POS_CI.seeds),
-        ("winograd", "fixed/2-blocks", replace(wino, block_size=17), 64, WINOGRAD.seeds),
+        ("winograd", "fixed/2-blocks", replace(wino, block_size=PREDICTIONS), BATCH, WINOGRAD.seeds),
         ("polish-lab", "positions", lab.model(), lab.batch, TINY_LAB.seeds),
     ]
 

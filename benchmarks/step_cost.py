@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from suite.evidence.families import FAMILIES, scale_of
+from suite.evidence.families import FAMILIES, family_scale
 from experiments.train import _start, token_batches, fit
 
 
@@ -34,7 +34,7 @@ def main():
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"{'family':<10} {'arm':<16} {'ms/step':>8} {'steps':>6} {'min':>6}")
     for family in args.families.split(","):
-        scale, total = scale_of(family), 0.0
+        scale, total = family_scale(family), 0.0
         for arm, cfg in scale.arms.items():
             train = scale.trains.get(arm, scale.train)
             s = step_seconds(cfg, train, args.steps)

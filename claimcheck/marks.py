@@ -50,7 +50,8 @@ class Settings:
     def words(self) -> dict[str, str]:
         return {s: w for s, (w, _) in self.scales.items()}
 
-    def scale_of(self, tier: str, declared: str | None) -> str | None:
+    def test_scale(self, tier: str, declared: str | None) -> str | None:
+        """The scale a test of this tier measures at: the one it declares, or the tier's default."""
         return declared or self.default_scale.get(tier)
 
 

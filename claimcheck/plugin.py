@@ -34,6 +34,7 @@ from .verdict import unknown_ids
 
 _KEY = pytest.StashKey["ClaimReporter"]()
 RUN_ENV = "CLAIMCHECK_RUN_DIR"  # set by the controlling process; xdist workers inherit it
+REASON_CHARS = 300  # characters kept of a test's one-line reason in the report (skip, xfail, failure)
 
 
 def pytest_addhooks(pluginmanager):
@@ -214,7 +215,7 @@ def _scale(item) -> str | None:
     if _TIER in item.stash:
         return item.stash[_TIER][1]
     mark = item.get_closest_marker("scale")
-    return item.config.stash[_KEY].settings.scale_of(_marked_tier(item), mark.args[0] if mark and mark.args else None)
+    return item.config.stash[_KEY].settings.test_scale(_marked_tier(item), mark.args[0] if mark and mark.args else None)
 
 
 def _settle_tier(item) -> None:
@@ -252,7 +253,7 @@ def _check_item(item) -> str | None:
 def _reason(report) -> str:
     """One line: why a test was skipped, xfailed, or failed."""
     if getattr(report, "claimcheck_note", None):
-        return report.claimcheck_note[:300]
+        return report.claimcheck_note[:REASON_CHARS]
     if hasattr(report, "wasxfail") and report.skipped:
         return f"xfail: {report.wasxfail}"
     lr = report.longrepr
@@ -260,9 +261,9 @@ def _reason(report) -> str:
         return lr[2].removeprefix("Skipped: ").removeprefix(f"{Undecided.__module__}.{Undecided.__qualname__}: ")
     crash = getattr(lr, "reprcrash", None)
     if crash is not None:
-        return crash.message.splitlines()[0][:300]
+        return crash.message.splitlines()[0][:REASON_CHARS]
     text = str(lr).strip().splitlines()
-    return (text[-1] if text else "failed")[:300]
+    return (text[-1] if text else "failed")[:REASON_CHARS]
 
 
 def _git_commit(root: Path) -> str:
@@ -399,7 +400,7 @@ class ClaimReporter:
                 rep.user_properties.append(("claim_undecided", True))
             else:  # a fixture cannot have measured the claim
                 rep.outcome = "failed"
-                rep.claimcheck_note = f"undecided() in {call.when} is not a verdict: {call.excinfo.value.msg}"[:300]
+                rep.claimcheck_note = f"undecided() in {call.when} is not a verdict: {call.excinfo.value.msg}"[:REASON_CHARS]
             return
         if not hasattr(rep, "wasxfail"):
             return

@@ -10,8 +10,6 @@ from .markdown import markdown
 from .marks import DEFAULT, Settings
 from .verdict import STATUSES, figures, pins, summary, tiers_run, verdicts
 
-FILES = ("claims.json", "claims.md", "badge.svg", "badge.json", "index.html")
-
 
 def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings = DEFAULT,
           suspects: dict | None = None, title: str | None = None) -> dict:

@@ -53,7 +53,7 @@ def tiers_run(tests: dict, settings: Settings = DEFAULT) -> list[str]:
     return [t for t in settings.tiers if t in ran] + sorted(ran - set(settings.tiers))
 
 
-def scale_of(test: dict, settings: Settings = DEFAULT) -> str:
+def measured_scale(test: dict, settings: Settings = DEFAULT) -> str:
     """The scale a test measured at; a record without one (an older run) gets its tier's."""
     return test.get("scale") or settings.default_scale.get(test.get("tier")) or ("ci" if "ci" in settings.scales else list(settings.scales)[-1])
 
@@ -115,7 +115,7 @@ def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
         return {"status": status, "scale": None, "reason": reason, "scales": {}}
     at = defaultdict(list)
     for nodeid, t in tests:
-        at[scale_of(t, settings)].append((nodeid, t))
+        at[measured_scale(t, settings)].append((nodeid, t))
     scales = {}
     words = settings.words
     for s in [*settings.scales, *sorted(set(at) - set(settings.scales))]:
@@ -270,7 +270,7 @@ def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset(), setting
     for c in registry.values():
         ts = naming.get(c.id, [])
         v = claim_verdict(c, ts, in_suite=c.id in suite, settings=settings)
-        records = [dict(r, test=n, scale=scale_of(t, settings)) for n, t in ts for r in t.get("records", [])
+        records = [dict(r, test=n, scale=measured_scale(t, settings)) for n, t in ts for r in t.get("records", [])
                    if r["claim"] == c.id]
         expected = _value(records, "expected")
         tolerances = list(dict.fromkeys(r["tolerance"] for r in records if r.get("tolerance")))

@@ -24,7 +24,7 @@ PINS = Path(__file__).resolve().parents[1] / "fixtures" / "pins"
 @pytest.fixture
 def claim_record(claim_record):
     """The plugin's ``claim_record``, refusing a tolerance that names no rule of
-    docs/statistics.md (suite/rules.py RULES): every judged number says how it was judged."""
+    docs/reference/statistics.md (suite/rules.py RULES): every judged number says how it was judged."""
     def record(claim_id, measured, expected=None, tolerance=None, label=None):
         check_tolerance(claim_id, tolerance)
         return claim_record(claim_id, measured, expected=expected, tolerance=tolerance, label=label)

@@ -231,8 +231,8 @@ def timings():
 TIME_BAND = (1.7, 2.2)  # the text's 1.91, +-0.2 and more room above for the CPU's cache effects
 
 # A CPU timing is a benchmark, not a verdict: in CI the other xdist worker trains on the same two
-# cores, and the fastest block still moves with the memory traffic it makes (issue 22: CI timed a
-# doubling at 3.37 where the arithmetic says 4, and fitted an exponent interval [1.78, 2.27]).
+# cores, and the fastest block still moves with the memory traffic it makes (a CI run can time a
+# doubling at 3.37 where the arithmetic says 4, and fit an exponent interval [1.78, 2.27]).
 # So these tests print the exponents, their intervals and the rule they would face, then skip; the
 # time claims are judged in the gpu tier, on the document's configuration. The memory halves of
 # COST-04/05 (allocator bytes, the same on every run) are asserted above.

@@ -89,12 +89,12 @@ def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
     whose 95 % interval lies at or below 2 % fails (a disagreement, to review: two gaps, so
     Bonferroni, suite/rules.py: joint); anything else is undecided."""
     gains = _gaps(depth_ci)
-    # the seeds grew from 3 to 8 after the first three were read: a second look, at 97.5 %
+    # seeds 3-7 are a second look, declared once seeds 0-2 could not decide: judged at 97.5 %
     shown, holds = joint([(g, _above_machine) for g in gains.values()], SECOND_LOOK)
     for (label, g), doc, mi in zip(gains.items(), ((18.77 - 14.49) / 18.77, (40.57 - 38.07) / 38.07), shown):
         claim_record("DEPTH-01", [round(x, 4) for x in mi], expected=round(doc, 4),
                      tolerance=f"joint, second look: {SECOND_LOOK * 100:g} % interval above {MACHINE_MOVE}; at or "
-                               f"below it only at {wide_level(SECOND_LOOK, 2) * 100:.3g} % (docs/statistics.md)",
+                               f"below it only at {wide_level(SECOND_LOOK, 2) * 100:.3g} % (docs/reference/statistics.md)",
                      label=f"CI scale (10 % slice, {len(g)} seeds): 2 blocks' {label}, relative: mean and "
                            f"{SECOND_LOOK * 100:g} % interval")
     if holds is None:

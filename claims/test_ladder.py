@@ -162,7 +162,7 @@ def test_the_ci_ladder_matches_its_pin(ladder_ci, pin):
 
 
 # Full scale. A gap between two trained numbers is judged by the word table's row for gaps (the
-# stated gap +-50 %, docs/statistics.md), on the 90 % interval of the mean paired gap over the
+# stated gap +-50 %, docs/reference/statistics.md), on the 90 % interval of the mean paired gap over the
 # declared seeds: LADDER_FULL declares one, which bounds nothing, so these read undecided until
 # more seeds are recorded.
 
@@ -175,7 +175,7 @@ def _full_gap(claim_record, cid, gap, doc, label):
     claim_record(cid, gap.round(2), expected=doc, tolerance="reported", label=f"{label}, per seed")
     return interval(claim_record, cid, gap, lambda lo, hi: within(lo, hi, band),
                     f"equivalence: the 90 % interval of the mean paired gap inside {doc} ± 50 % "
-                    f"[{band[0]:g}, {band[1]:g}] (a gap between trained numbers, docs/statistics.md)", label,
+                    f"[{band[0]:g}, {band[1]:g}] (a gap between trained numbers, docs/reference/statistics.md)", label,
                     expected=doc)
 
 
@@ -225,11 +225,11 @@ def test_layernorm_buys_1_8_at_full_scale(ladder_ln_full, claim_record):
         pytest.skip(f"ABL-05 is judged on its {len(declared)} declared paired seeds and {len(gap)} are recorded: run "
                     f"`python -m suite.evidence run --family ladder --arms +mlp,+layernorm --seeds "
                     f"{','.join(map(str, declared))}`")
-    # the declared seeds grew from 3 to 10 after the first three were read: a second look, at 97.5 %
+    # seeds 3-9 are a second look, declared once seeds 0-2 could not decide: judged at 97.5 %
     m, lo, hi = mean_interval(gap, SECOND_LOOK)
     claim_record("ABL-05", [round(m, 2), round(lo, 2), round(hi, 2)], expected=1.8,
                  tolerance=f"equivalence, second look: the {SECOND_LOOK * 100:g} % interval inside [0.9, 2.7] "
-                           "(1.8 ± 50 %; docs/statistics.md)",
+                           "(1.8 ± 50 %; docs/reference/statistics.md)",
                  label=f"full scale: mean gap and {SECOND_LOOK * 100:g} % interval")
     side = within(lo, hi, (0.9, 2.7))
     if side is None:

@@ -152,7 +152,7 @@ def test_the_residual_mean_is_within_3_percent_of_no_context(ladder_ci, claim_re
     claim_record("AVG-09", [x - 1 for x in r], expected=0.012, tolerance="reported", label="CI scale: relative gap, per seed")
     judge("AVG-09", interval(claim_record, "AVG-09", r - 1, lambda lo, hi: within(lo, hi, (-0.03, 0.03)),
                              "comparison: the 90 % interval of the mean relative gap inside ±3 % ('quasi', "
-                             "docs/statistics.md)", "CI scale: residual mean / no context - 1", expected=0.012),
+                             "docs/reference/statistics.md)", "CI scale: residual mean / no context - 1", expected=0.012),
           "the residual mean is within 3 % of no context")
 
 
@@ -174,7 +174,7 @@ def test_a_counted_token_bigram_lands_where_the_no_context_model_does(shakespear
 
 
 # Full scale: the document reports one number per rung. A trained number printed bare is judged
-# within 5 % (the word table, docs/statistics.md), a derived one within 15 % (catalogue §2a: ±0.5 per
+# within 5 % (the word table, docs/reference/statistics.md), a derived one within 15 % (catalogue §2a: ±0.5 per
 # rounded difference used), each on the 90 % interval of the seed mean: LADDER_FULL declares one
 # seed, which bounds nothing, so these read undecided until more seeds are recorded.
 
@@ -214,7 +214,7 @@ def test_positions_gain_2_14_at_full_scale(ladder_full, claim_record):
     claim_record("AVG-06", gain.round(2), expected=2.14, tolerance="reported", label="full scale: gain, per seed")
     judge("AVG-06", interval(claim_record, "AVG-06", gain, lambda lo, hi: within(lo, hi, (1.07, 3.21)),
                              "equivalence: the 90 % interval of the mean paired gain inside 2.14 ± 50 % (a gap between "
-                             "trained numbers, docs/statistics.md)", "full scale: gain", expected=2.14), "2.14 points")
+                             "trained numbers, docs/reference/statistics.md)", "full scale: gain", expected=2.14), "2.14 points")
 
 
 @pytest.mark.gpu

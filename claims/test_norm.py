@@ -170,7 +170,7 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
             claim_record("NORM-03", value[norm], expected=doc,
                          tolerance=f"joint, second look: {SECOND_LOOK * 100:g} % interval inside "
                                    f"{list(RATIO_BANDS[norm])}; outside only at "
-                                   f"{wide_level(SECOND_LOOK, 2) * 100:.3g} % (docs/statistics.md)",
+                                   f"{wide_level(SECOND_LOOK, 2) * 100:.3g} % (docs/reference/statistics.md)",
                          label=f"{norm}-norm last/first: mean and {SECOND_LOOK * 100:g} % interval, fresh seeds "
                                f"{more[0]}-{more[-1]} (second look)")
     if holds is None:
@@ -179,7 +179,7 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
     assert holds, value
 
 
-# NORM-03's diagnosis (issue 21): the measurement's unstated settings, one at a time, judged by
+# NORM-03's diagnosis: the measurement's unstated settings, one at a time, judged by
 # norm03_rule. Declared before its results; gradients at initialisation, so no evidence to record.
 NORM03_AXES = (
     ("batch", ("real", "random", "mean8"),
@@ -219,7 +219,7 @@ def test_norm03_diagnosis(norm03_grads, grad_norms_by_reduction, claim_diagnosis
 # document's 12 blocks at d 128, 1000 steps at 3e-3, 200 warmup steps, on the gpu tier.
 
 DOC_NORM = {"pre": 37.82, "pre+warmup": 37.62, "post": 308.05, "post+warmup": 37.88}
-# the word table (docs/statistics.md): "eguaglia esattamente" (NORM-06) within 1 %; "barely"
+# the word table (docs/reference/statistics.md): "eguaglia esattamente" (NORM-06) within 1 %; "barely"
 # (the catalogue's word for NORM-07's "non è una buona pratica generale") within 3 %
 EXACTLY, BARELY = 0.01, 0.03
 ARMS = tuple(DOC_NORM)
@@ -355,10 +355,10 @@ def test_warmup_is_the_patch_that_rescues_post_norm(norm_ci, claim_record):
 # one seed bounds nothing.
 
 HEALTHY = ("pre", "pre+warmup", "post+warmup")
-NORM04_BAND = (37.82 * 0.95, 37.82 * 1.05)  # a trained number printed bare: +-5 % (docs/statistics.md)
+NORM04_BAND = (37.82 * 0.95, 37.82 * 1.05)  # a trained number printed bare: +-5 % (docs/reference/statistics.md)
 FAILED = 100.0                               # post-norm without warmup failed: far above every healthy run
 NORM05_RATIO = (7.5, np.nextafter(8.5, 0))   # "otto volte": the ratio rounds to 8, [7.5, 8.5)
-NORM05_POST = (308.05 * 0.95, 308.05 * 1.05)  # a trained number printed bare: +-5 % (docs/statistics.md)
+NORM05_POST = (308.05 * 0.95, 308.05 * 1.05)  # a trained number printed bare: +-5 % (docs/reference/statistics.md)
 
 
 def norm04_rule(runs, checkpoint="final", level=TOST_LEVEL):

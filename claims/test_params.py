@@ -178,7 +178,7 @@ def test_gpt2_init_scales_the_residual_projections():
     assert near(m.tok.weight, 0.02) and near(m.pos.table.weight, 0.02)
     assert m.head.weight is m.tok.weight
     assert all(not l.bias.any() for l in m.modules() if isinstance(l, torch.nn.Linear) and l.bias is not None)
-    # the other configs keep what they had: the exact GELU, and the lab's unscaled N(0, 0.02)
+    # the other configs keep their own: the exact GELU, and the lab's unscaled N(0, 0.02)
     assert GPT(shakespeare_config(n_layer=1)).blocks[0].ff.act.approximate == "none"
     lab = GPT(tiny_lab_config()).blocks[0]
     proj = torch.cat([lab.mix.proj.weight.flatten(), lab.ff.proj.weight.flatten()])  # 1,280 draws: SE 2 %

@@ -368,7 +368,7 @@ def test_rope_degrades_beyond_the_training_length_at_full_scale(pos_full, claim_
 @pytest.mark.claim("POS-11")
 def test_alibi_at_full_scale(pos_full, claim_record):
     t = _table(pos_full)
-    # each a trained number printed bare: the word table's +-5 % (docs/statistics.md)
+    # each a trained number printed bare: the word table's +-5 % (docs/reference/statistics.md)
     near = [(f"alibi at {w} (full)", t["alibi"][:, i], (lambda doc: lambda lo, hi: within(lo, hi, (0.95 * doc, 1.05 * doc)))(doc))
             for w, i, doc in ((64, 0, DOC_ALIBI[0]), (256, 2, DOC_ALIBI[1]))]
     judge("POS-11", joint_record(claim_record, "POS-11", near + _alibi_improves(t),

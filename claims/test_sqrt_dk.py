@@ -332,7 +332,7 @@ def test_the_undivided_head_sharpens_and_saturates(sqrt1024_ci, sqrt_ci, claim_r
                  label="undivided d_k=1024: mean entropy at the end (nats)")
     claim_record("SQRT-11", sat.round(3), expected=0.999, tolerance="start count, per start: > 0.5",
                  label="undivided d_k=1024: rows with max weight > 0.99")
-    # the table: every width and variant, at initialisation and at the end (seed mean)
+    # a table of every width and variant, at initialisation and at the end (seed mean)
     claim_record("SQRT-11", {rung: {when: {k: round(float(np.mean(_attention(sqrt_ci, rung, k, i))), 3)
                                            for k in ("score_std", "entropy", "saturated")}
                                     for when, i in (("init", 0), ("end", -1))}
@@ -404,8 +404,8 @@ def _worth_at_32_full(runs) -> np.ndarray:
 
 
 # SQRT-09 is judged on the chapter's configuration: the ladder's 4-heads rung (heads 32 wide),
-# 3000 steps, batch 64 (docs/setup-audit.md §2). Its divergence was declared only once its five
-# seeds were recorded, under the rule of 604e569.
+# 3000 steps, batch 64 (docs/reference/setup-audit.md §2). Its divergence is declared on its five
+# recorded seeds, never before their records exist.
 # "non vale nulla": the word table's +-3 % of the rung's perplexity (the 4-heads rung, 43.45)
 SQRT09_NOTHING = (-0.03 * 43.45, 0.03 * 43.45)
 
@@ -428,7 +428,7 @@ def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt09_full, claim_re
     m, lo, hi = mean_interval(worth)
     claim_record("SQRT-09", [round(m, 2), round(lo, 2), round(hi, 2)], expected=DOC_WORTH[32],
                  tolerance=f"comparison: the 90 % interval of the mean paired difference inside ±{SQRT09_NOTHING[1]:.2f} "
-                           "('non vale nulla': ±3 % of the rung's 43.45, docs/statistics.md)",
+                           "('non vale nulla': ±3 % of the rung's 43.45, docs/reference/statistics.md)",
                  label="d_k = 32 (full): mean effect and its 90 % interval")
     side = within(lo, hi, SQRT09_NOTHING)
     if side is None:
@@ -457,7 +457,7 @@ def test_at_256_and_1024_the_division_is_worth_many_points_at_full_scale(sqrt_fu
     for d in (128, 256, 1024):
         claim_record("SQRT-10", _worth(sqrt_full, d).round(2), expected=DOC_WORTH.get(d), tolerance="reported",
                      label=f"no division - division, d_k = {d} (full), per seed")
-    # a gap between trained numbers: the stated gap +-50 % (docs/statistics.md)
+    # a gap between trained numbers: the stated gap +-50 % (docs/reference/statistics.md)
     judge("SQRT-10", joint_record(claim_record, "SQRT-10", [
         (f"no division - division, d_k = {d} (full)", _worth(sqrt_full, d),
          (lambda b: lambda lo, hi: within(lo, hi, b))((DOC_WORTH[d] * 0.5, DOC_WORTH[d] * 1.5))) for d in (256, 1024)],
@@ -465,7 +465,7 @@ def test_at_256_and_1024_the_division_is_worth_many_points_at_full_scale(sqrt_fu
           "the division is worth about 18 and 17 points at 256 and 1024")
 
 
-SQRT11_STD = (5147 * 0.95, 5147 * 1.05)  # a trained number printed bare: +-5 % (docs/statistics.md)
+SQRT11_STD = (5147 * 0.95, 5147 * 1.05)  # a trained number printed bare: +-5 % (docs/reference/statistics.md)
 # "99,9 % delle righe" of 16 x 128 probe rows: at least 99.9 % less 2 SE (a share cannot exceed 1,
 # so the band is one-sided: the mean's interval above its lower edge)
 SQRT11_SAT = (0.999 - two_se(0.999, 16 * 128), np.inf)
@@ -503,7 +503,7 @@ def test_the_undivided_head_runs_away_and_saturates_at_full_scale(sqrt_full, cla
     judge("SQRT-11", holds, "the undivided head's score std reaches 5147 and 99.9 % of rows saturate")
 
 
-SQRT13_STD = (3.44 * 0.95, 3.44 * 1.05)  # a trained number printed bare: +-5 % (docs/statistics.md)
+SQRT13_STD = (3.44 * 0.95, 3.44 * 1.05)  # a trained number printed bare: +-5 % (docs/reference/statistics.md)
 
 
 def sqrt13_rule(runs, checkpoint="final", level=0.90):

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from model import GPT, causal_mask
 from experiments.configs import tiny_lab_config
 from model.metrics import perplexity
-from experiments.polish import ALPHABET, POLISH_LETTERS
+from experiments.polish_text import ALPHABET, POLISH_LETTERS
 from suite.settings import no_corpus
 
 pytestmark = pytest.mark.fast
@@ -124,7 +124,7 @@ def test_300_steps_of_8_windows_are_2400_passes_and_38400_predictions(claim_reco
     """The lab's own training loop (``train_runs`` -> ``fit``) with its own batch and window:
     the test gives it a text and the 300 steps the claim names, and watches what the model's
     ``forward`` is given after every step. No batch size or window length of ours enters."""
-    from experiments.polish import EXCERPT_CHARS, Excerpt
+    from experiments.polish_text import EXCERPT_CHARS, Excerpt
     from experiments.polish_lab import LabConfig, train_runs
     seen = {"windows": 0, "predictions": 0}
     forward = GPT.forward
@@ -179,7 +179,7 @@ def test_the_try_it_counter_after_300_steps_and_40_characters(claim_record, monk
 @pytest.mark.claim("TINY-08")
 @given(text=st.text(max_size=200))
 def test_any_text_normalises_into_the_34_symbols(text):
-    from experiments.polish import normalise
+    from experiments.polish_text import normalise
     out = normalise(text)
     assert set(out) <= set(ALPHABET)
     assert "  " not in out and " ." not in out and ".." not in out  # one separator, one stop
@@ -189,7 +189,7 @@ def test_any_text_normalises_into_the_34_symbols(text):
 @pytest.mark.claim("TINY-08")
 def test_pan_tadeusz_normalised_uses_exactly_the_labs_34_symbols(claim_record):
     from experiments.data import CorpusUnavailable
-    from experiments.polish import normalise, poem
+    from experiments.polish_text import normalise, poem
     assert normalise("Litwo! Ojczyzno moja! ty jesteś — «Vivat»; X, q…") == "litwo. ojczyzno moja. ty jesteś wiwat ks k."
     try:
         p = poem()
@@ -206,7 +206,7 @@ def test_the_labs_model_is_one_causal_pre_norm_block_predicting_the_next_charact
     """The lab's own model, as the lab trains it: one GPT-2-style block (a LayerNorm before
     attention and before the MLP), 34 symbols, a causal mask, and a loss whose targets are the
     inputs shifted by one character."""
-    from experiments.polish import Excerpt
+    from experiments.polish_text import Excerpt
     from experiments.polish_lab import LabConfig, batch_starts, train_runs
     cfg = LabConfig(steps=1, checkpoints=(1,), dtype="float64")
     m = GPT(cfg.model()).double()

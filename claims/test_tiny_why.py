@@ -80,7 +80,7 @@ def _random_batches(seed, steps):
 
 def _lab_batches(seed, steps):
     """The lab's own batches on the main excerpt's training text."""
-    from experiments.polish import excerpts
+    from experiments.polish_text import excerpts
     try:
         ids = excerpts(1)[0].ids("train")
     except CorpusUnavailable as e:
@@ -148,7 +148,7 @@ def test_numpy_and_torch_give_the_same_losses_for_50_steps(claim_record):
 def test_stacked_training_equals_single_runs():
     """The curves train many labs at once (experiments.polish_lab); each must follow its own path exactly."""
     from experiments.polish_lab import LabConfig, train_runs
-    from experiments.polish import Excerpt
+    from experiments.polish_text import Excerpt
     rng = np.random.default_rng(0)
     fake = [Excerpt(i, 0, "".join(rng.choice(list("abc ."), 6775))) for i in range(2)]
     cfg = LabConfig(steps=30, lr=TINY_LAB.config.lr, checkpoints=(30,), dtype="float64")
@@ -184,14 +184,14 @@ def test_numpy_and_torch_agree_on_seed_1_for_6400_steps(claim_record):
 #
 # The lab's numbers belong to its own text. On Pan Tadeusz each "k of 5 starts" is judged as a
 # statement about the population of starts: our K of 100 runs against the rate the chapter's k of 5
-# names; "a start shows it" is an existence claim (suite/lab_rules.py, docs/statistics.md).
+# names; "a start shows it" is an existence claim (suite/lab_rules.py, docs/reference/statistics.md).
 
 PINS_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "pins"
 @pytest.mark.fast
 def test_the_excerpt_is_split_5775_500_500_like_the_labs_text(data_regression):
     """Our setup, not a claim: the excerpts copy the lab's text sizes (TINY-14's 500 and 500,
     TINY-18's 5,775) by definition, so this checks the cut, and pins the excerpts."""
-    from experiments.polish import excerpts
+    from experiments.polish_text import excerpts
     try:
         exs = excerpts(5)
     except CorpusUnavailable as e:
@@ -205,7 +205,7 @@ def test_the_excerpt_is_split_5775_500_500_like_the_labs_text(data_regression):
         if "File not found" in str(e):
             raise
         pytest.fail("pin fixtures/pins/pan_tadeusz_excerpts.yml is stale: the normalised excerpts changed "
-                    "(another edition of the poem, or a new mapping in experiments/polish.py); if intended, "
+                    "(another edition of the poem, or a new mapping in experiments/polish_text.py); if intended, "
                     "rerun with --force-regen and commit the new pin", pytrace=False)
 
 
@@ -344,7 +344,7 @@ def test_on_validation_the_nets_best_point_sometimes_beats_the_3gram(tiny_lab, c
     decide_parts("TINY-17", k)
 
 
-# ---- the diagnosis (issue 21): each claim's rule at every point of its grid -----------------
+# ---- the diagnosis: each claim's rule at every point of its grid ----------------------------
 # suite/diagnosis_grids.py LAB_GRIDS, declared before their results; the points' runs are committed records
 # (python -m suite.evidence lab), the stated point the verdict's own runs.
 

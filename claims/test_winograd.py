@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from model import GPT
-from experiments.winograd import (ADJ_AT, ADJECTIVES, CROSSED, CROSSER, NOUNS, QUERY_AT, REF_AT, X_AT, Y_AT,
+from experiments.winograd import (ADJ_AT, ADJECTIVES, BATCH, CROSSED, CROSSER, NOUNS, QUERY_AT, REF_AT, X_AT, Y_AT,
                             Example, all_fixed_sentences, fixed_task, format_row,
                             leaky_task, model_config)
 from claimcheck import diverges
@@ -107,7 +107,7 @@ def test_in_block_1_the_pairs_rows_are_identical_to_two_decimals(claim_record):
     block-1 rows, at random weights, against the chapter's two decimals."""
     (_, w1), (_, w2) = _block1_rows()
     diff = claim_record("WINO-09", round((w1 - w2).abs().max().item(), 4), expected="identical to 2 decimals",
-                        tolerance="exact: < 0.005, half a unit of the chapter's second decimal (docs/statistics.md)",
+                        tolerance="exact: < 0.005, half a unit of the chapter's second decimal (docs/reference/statistics.md)",
                         label="block-1 row difference between the pair, random weights")
     assert diff < 0.005
 
@@ -143,7 +143,7 @@ def bag_at_chance_wrong_half(runs, checkpoint="final"):
     wrong = runs.final("fixed", "bag", "wrong_noun", checkpoint)
     n = runs.held_out("fixed")
     chance = pair <= 0.5 + two_se(0.5, n)  # no better than chance between the two
-    half = np.abs(wrong - 0.5) <= two_se(0.5, n)  # "esattamente metà": a share of n items (docs/statistics.md)
+    half = np.abs(wrong - 0.5) <= two_se(0.5, n)  # "esattamente metà": a share of n items (docs/reference/statistics.md)
     return chance & half
 
 
@@ -262,7 +262,7 @@ def test_the_bag_of_words_cannot_order_the_pair(winograd, claim_record):
     claim_record("WINO-07", winograd.final("fixed", "bag", "pair_accuracy"), expected=0.5,
                  tolerance=f"start count, per start: <= 0.5 + 2 SE per seed (n={n})", label="bag: correct noun of the pair, per seed")
     claim_record("WINO-07", winograd.final("fixed", "bag", "wrong_noun"), expected=0.5,
-                 tolerance=f"start count, per start: within ±{two_se(0.5, n):.3f} of 1/2 per seed (2 binomial SE: 'esattamente metà', docs/statistics.md)",
+                 tolerance=f"start count, per start: within ±{two_se(0.5, n):.3f} of 1/2 per seed (2 binomial SE: 'esattamente metà', docs/reference/statistics.md)",
                  label="bag: answers the wrong noun of the pair, per seed")
     r = claim_record("WINO-07", check_rate("WINO-07", bag_at_chance_wrong_half(winograd)), expected="half", tolerance=OF_TWO,
                      label=bag_at_chance_wrong_half.__doc__)
@@ -276,7 +276,7 @@ def test_the_bag_of_words_cannot_order_the_pair(winograd, claim_record):
                    "it puts its answer on one of the two nouns (per-seed accuracies in the report)")
 def test_the_bag_of_words_scores_27_9_percent(winograd, claim_record):
     claim_record("WINO-07", winograd.final("fixed", "bag"), expected=0.279,
-                 tolerance=f"start count, per start: ±{two_se(0.279, winograd.held_out('fixed')):.3f} per seed (2 binomial SE of 27.9 %, docs/statistics.md)",
+                 tolerance=f"start count, per start: ±{two_se(0.279, winograd.held_out('fixed')):.3f} per seed (2 binomial SE of 27.9 %, docs/reference/statistics.md)",
                  label="bag: accuracy over the vocabulary, per seed")
     r = claim_record("WINO-07", check_rate("WINO-07", bag_scores_27_9(winograd)), expected=0.279, tolerance=OF_TWO,
                      label=bag_scores_27_9.__doc__)
@@ -424,11 +424,11 @@ def test_the_winograd_runs_match_their_pin(winograd, pin):
     pin("winograd", values, meaning=f"held-out accuracy per (task, model), mean over seeds {SEEDS[0]}-{SEEDS[-1]}; "
         "head-averaged attention rows at position 14 of the 2-block model, the chapter's sentence, mean over seeds",
         config={"steps": {f"{t}/{k}": v for (t, k), v in STEPS.items()}, "seeds": SEEDS,
-                "d_model": WINOGRAD.d_model, "lr": WINOGRAD.lr, "batch": 64,
+                "d_model": WINOGRAD.d_model, "lr": WINOGRAD.lr, "batch": BATCH,
                 "held_pairs": {t: WINOGRAD.held_pairs(t) for t in ("leaky", "fixed")}})
 
 
-# ---- the diagnosis (issue 21): the same checks at every point of each claim's grid -----------
+# ---- the diagnosis: the same checks at every point of each claim's grid ---------------------
 # suite/diagnosis_grids.py WINOGRAD_GRIDS, declared before their results; the points' runs are committed
 # records (python -m suite.evidence winograd), the stated point the verdict's own runs.
 

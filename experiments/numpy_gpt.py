@@ -100,13 +100,6 @@ def cross_entropy_backward(cache):
 
 # ---- the model ---------------------------------------------------------------------------
 
-NAMES = ("tok.weight", "pos.table.weight", "blocks.0.ln_mix_in.weight", "blocks.0.ln_mix_in.bias",
-         "blocks.0.mix.qkv.weight", "blocks.0.mix.proj.weight", "blocks.0.ln_ff_in.weight",
-         "blocks.0.ln_ff_in.bias", "blocks.0.ff.fc.weight", "blocks.0.ff.fc.bias",
-         "blocks.0.ff.proj.weight", "blocks.0.ff.proj.bias", "ln_f.weight", "ln_f.bias",
-         "head.weight", "head.bias")
-
-
 class TinyLab:
     """The lab's model and its Adam, by hand. ``params``: name -> float64 array."""
 

@@ -22,11 +22,11 @@ import torch.nn.functional as F
 from experiments.configs import tiny_lab_config
 from model.stack import Stack
 from .ngram import NGram
-from .polish import ALPHABET, Excerpt
+from .polish_text import ALPHABET, Excerpt
 from .train import fit
 
 # The slider points the chapter names: 100 (PL L7), 300 (L9), 400 (L21), 1600, 3200, 6400 (L23);
-# 200 and 800 fill the doublings. 300 was missing (docs/setup-audit.md §6).
+# 200 and 800 fill the doublings (docs/reference/setup-audit.md §6).
 CHECKPOINTS = (100, 200, 300, 400, 800, 1600, 3200, 6400)
 FIRST_TARGET = 2  # score characters 2.. so that every model has its context
 K_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)  # add-k values tried on validation

@@ -6,9 +6,14 @@ Its records, one per seed, are stored as JSON under ``cache_dir()/runs/<key>.jso
 the model and training configs, the corpus and its slice, the seeds, the device type, torch's
 version and a hash of the code. The seeds are part of the key because they are trained
 together: seed 0 of a three-seed stack and of a twenty-seed stack may round differently, so
-they are two runs. A file lock per key makes one process train it while the others wait;
-``ensure`` lets several processes share out a list of arms. A ``Job`` is any cached
-computation with a rough size, so that a list of them can start with the longest.
+they are two runs. A file lock per key makes one process train it while the others wait.
+
+Two levels, one way each:
+  arms      ``ensure(specs)``: every arm's records, trained once among every process that asks;
+            ``jobs(specs)``: the same arms as jobs, for a caller that mixes them with other work.
+  jobs      a ``Job`` is any cached computation with a key and a rough size: ``memo_many(jobs)``
+            reads or computes each, sharing them out; ``prefetch(jobs)`` is its first pass alone
+            (train what nobody holds, wait for nothing); ``memo(key, compute)`` is one of them.
 """
 import functools
 import hashlib
@@ -163,12 +168,6 @@ def prefetch(jobs: list) -> list[str]:
         except Exception:
             failed.append(key)
     return failed
-
-
-def get(spec: RunSpec, log=print, progress=None) -> list[dict]:
-    """The arm's records, one per seed, trained now if no process has trained them before.
-    ``progress(label, steps)`` makes the step callback of an arm that is trained."""
-    return memo(spec.key(), lambda: _train(spec, log, progress))["runs"]
 
 
 def jobs(specs: list[RunSpec], log=print, progress=None) -> list[Job]:

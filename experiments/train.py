@@ -117,7 +117,7 @@ def perplexities(stack: Stack, x, y, batch=64) -> list[float]:
     for i in range(0, len(x), batch):
         logits = stack.logits(x[i:i + batch])  # (M, b, T, V)
         yy = y[i:i + batch].expand(len(stack), *y[i:i + batch].shape)  # (M, b, T)
-        # rows of V contiguous: the class-in-dim-1 layout ran the same loss 8x slower on a CPU
+        # rows of V contiguous: the class-in-dim-1 layout runs the same loss 8x slower on a CPU
         losses = F.cross_entropy(logits.flatten(0, 2), yy.flatten(), reduction="none")  # (M*b*T,)
         total += losses.view(len(stack), -1).double().sum(1)  # (M,)
     stack.train()

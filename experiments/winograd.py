@@ -34,6 +34,9 @@ ANIMALS = ("animal", "dog", "horse", "bird", "cat", "cow", "fox", "goat")
 PLACES = ("street", "river", "road", "bridge", "field", "square", "hill", "park")
 X_AT, Y_AT, ADJ_AT, REF_AT = 1, 6, 11, 15  # word positions in the 18-word sentence
 QUERY_AT = REF_AT - 1                       # the referent is predicted from "the" at 14
+WORDS = len(TEMPLATE.split())               # 18: one sentence is one window
+PREDICTIONS = WORDS - 1                     # next-word predictions per training sentence
+BATCH = 64                                  # training sentences per step
 
 
 @dataclass(frozen=True)
@@ -79,9 +82,9 @@ def all_fixed_sentences() -> tuple[Example, ...]:
     return _with_adjectives(permutations(NOUNS, 2))
 
 
-# Held-out sizes whose counts can give the chapter's figures (docs/setup-audit.md §5): 92.7 % and
+# Held-out sizes whose counts can give the chapter's figures (docs/reference/setup-audit.md §5): 92.7 % and
 # 27.9 % (IT L219, L239) are k/n for no n = 8 x pairs below 344 (43 pairs: 319 and 96); 91.7 %
-# (L209) is 110/120 (15 pairs). 40 and 16 pairs, as first chosen, can give neither.
+# (L209) is 110/120 (15 pairs). Round sizes such as 40 and 16 pairs can give neither.
 FIXED_HELD_PAIRS, LEAKY_HELD_PAIRS = 43, 15
 
 
@@ -109,9 +112,9 @@ def leaky_task(held_pairs: int = LEAKY_HELD_PAIRS, seed: int = 0) -> Task:
 def model_config(task: Task, kind: str, d_model: int = 64) -> GPTConfig:
     """"bag" is the uniform causal average (embedding -> mean -> linear); "1-block" and
     "2-blocks" are pre-norm transformer blocks of 4 heads with learned positions."""
-    base = GPTConfig(vocab_size=len(task.vocab), block_size=18, d_model=d_model, n_head=4)
+    base = GPTConfig(vocab_size=len(task.vocab), block_size=WORDS, d_model=d_model, n_head=4)
     if kind == "bag":
-        return GPTConfig(vocab_size=len(task.vocab), block_size=18, d_model=d_model, n_layer=1,
+        return GPTConfig(vocab_size=len(task.vocab), block_size=WORDS, d_model=d_model, n_layer=1,
                          mixer="mean", residual=False, mlp=False, norm="none", ln_f=False,
                          positions="none", n_head=1, w_o=False)
     layers = {"1-block": 1, "2-blocks": 2}
@@ -138,7 +141,7 @@ def score(model: GPT, task: Task, examples) -> dict:
     }
 
 
-def train_task(task: Task, kind: str, *, steps: int, seeds, lr: float = 3e-3, batch: int = 64,
+def train_task(task: Task, kind: str, *, steps: int, seeds, lr: float = 3e-3, batch: int = BATCH,
                eval_every: int = 250, d_model: int = 64, progress=None,
                first_losses: list | None = None) -> tuple[Stack, list[list[dict]]]:
     """Next-token prediction on whole training sentences, one model per seed side by side;

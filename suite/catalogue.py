@@ -28,7 +28,7 @@ from suite.winograd_scale import WinogradScale
 # CI scale: half the width and window, a third of the steps at 3x the rate, a quarter of the
 # batch. 1000 x 16 x 64 = 1.0 M predictions (the document: 24.6 M). Three seeds. The ninth
 # rung, two blocks, is DEPTH-01's alone, and DEPTH-01 is judged on DEPTH_CI's 10 % slice, so the
-# ladder does not train it on the whole corpus (89 s of CI that no claim read).
+# ladder does not train it on the whole corpus (89 s of slow-tier training that no claim reads).
 _LADDER_CI_RUNGS = ladder(shakespeare_config(d_model=64, block_size=64))
 LADDER_CI = Scale("ladder-ci", {k: c for k, c in _LADDER_CI_RUNGS.items() if k != "2-blocks"},
                   TrainConfig(steps=1000, batch_size=16, lr=3e-3, eval_every=250),
@@ -59,8 +59,8 @@ DEPTH_MORE_FULL = replace(DEPTH_FULL, name="depth-more-full", seeds=seeds(*range
 
 # DEPTH-01 at CI scale: the document's 3000 steps make ~59 passes over the corpus, which is
 # where two blocks overfit. 1.0 M predictions over a 10 % slice make ~25 passes. Eight seeds: on
-# seeds 0-2 the val-loss gap's seed spread is 4.2 points, so its 90 % interval was +-7 points
-# wide and could decide nothing against the 2 % margin; at 8 seeds the same spread gives +-2.8
+# seeds 0-2 the val-loss gap's seed spread is 4.2 points, so its 90 % interval is +-7 points
+# wide and can decide nothing against the 2 % margin; at 8 seeds the same spread gives +-2.8
 # (t(7) 1.89 x 4.2 / sqrt 8), a power calculation on that pilot, not a choice of outcome.
 DEPTH_CI = replace(LADDER_CI, name="depth-ci", arms={k: _LADDER_CI_RUNGS[k] for k in ("+layernorm", "2-blocks")},
                    train_slice=0.1, seeds=seeds(*range(8)))
@@ -81,12 +81,12 @@ DOC_LADDER = {
 # windows, seeds 1-20 on 5 disjoint excerpts of Pan Tadeusz: 100 starts, so that the 95 %
 # interval on a per-start rate is at most +-0.10 (suite/lab_rules.py); seeds 1-5 of the first
 # excerpt are the chapter's own kind of observation, reported beside the verdict. The
-# lab does not state its learning rate; 1e-3, 3e-3 and 1e-2 gave the same mean best
+# lab does not state its learning rate; 1e-3, 3e-3 and 1e-2 give the same mean best
 # validation on the main excerpt (10.41 each, seeds 1-5), and 3e-3 is the middle one.
 TINY_LAB = LabScale(LabConfig(lr=3e-3), seeds=seeds(*range(1, 21)), excerpts=5)
 
-# Ten starts, not twenty: twenty cost 29 minutes of one CI worker (the two-block arms take 0.47 s
-# a step for 20 stacked models) and put CI at 58 minutes. "Most of 10" needs 9 (binomial p = 0.011),
+# Ten starts, not twenty: the two-block arms take 0.47 s a step for 20 stacked models, so twenty
+# starts would keep one slow-tier worker busy for 29 minutes. "Most of 10" needs 9 (binomial p = 0.011),
 # so one start stuck on a plateau still turns nothing; two do.
 WINOGRAD = WinogradScale(seeds=seeds(*range(10)))  # a rate over starts (suite/rules.py): 10, stacked
 
@@ -105,7 +105,7 @@ def _sqrt_rungs(**kw):
 SQRT_FULL = Scale("sqrt-full", _sqrt_rungs(),
                   TrainConfig(steps=1500, batch_size=32, lr=1e-3, trace_every=100, attention_stats=True),
                   seeds=seeds(0, 1, 2), ci=False, family="sqrt")
-# SQRT-09 at the chapter's own configuration (docs/setup-audit.md §2): "Le prime due righe vengono
+# SQRT-09 at the chapter's own configuration (docs/reference/setup-audit.md §2): "Le prime due righe vengono
 # dal budget di 3000 passi sopra", and the only 32-wide heads of that budget are the ladder's
 # 4-heads rung (d_model 128 / 4). So d_k = 32 is that rung, with and without the division, under
 # the ladder's 3000 steps, batch 64, lr 1e-3, on five seeds (the catalogue: an effect this small
@@ -122,9 +122,9 @@ SQRT1024_FULL = Scale("sqrt1024-full", {a: SQRT_FULL.arms[a] for a in ("div-1024
 # 32 pair on seeds 0-4. A grid point of SQRT-09's diagnosis, never its verdict.
 SQRT32_FULL = Scale("sqrt32-full", {a: SQRT_FULL.arms[a] for a in ("div-32", "nodiv-32")}, SQRT_FULL.train,
                     seeds=seeds(0, 1, 2, 3, 4), ci=False, family="sqrt")
-# CI: width 64, window 32, batch 16, 1000 steps at 3e-3 (at 300 steps nothing separates). The
-# window is halved from the 64 first tried to keep issue 6's CI share within 10 minutes; at 64
-# the same orderings held on seeds 0-2.
+# CI: width 64, window 32, batch 16, 1000 steps at 3e-3 (at 300 steps nothing separates). A
+# window of 32, not 64, keeps this scale's share of the slow tier within 10 minutes; at 64 the
+# same orderings hold on seeds 0-2.
 SQRT_CI = Scale("sqrt-ci", _sqrt_rungs(d_model=64, block_size=32),
                 TrainConfig(steps=1000, batch_size=16, lr=3e-3, trace_every=100, attention_stats=True),
                 seeds=seeds(0, 1, 2))
@@ -146,8 +146,8 @@ NORM_FULL = Scale("norm-full", {"pre": shakespeare_config(n_layer=12, norm="pre"
                   trains={k: replace(_NORM_FULL_TRAIN, warmup=200) for k in ("pre+warmup", "post+warmup")})
 # CI: 6 blocks at d 64, window 32, batch 16, 300 steps at 6e-3, where post-norm without warmup
 # still fails (at 3e-3 it needs 12 blocks). Warmup keeps the document's share, 20 %; a 50 %
-# warmup is run beside it, because at this size 20 % may not be enough. The window is halved
-# from 64 for time; at 64, post/pre fell just under 3 on one seed of three.
+# warmup is run beside it, because at this size 20 % may not be enough. The window is 32, not
+# 64, for time; at 64, post/pre falls just under 3 on one seed of three.
 _NORM_CI_TRAIN = TrainConfig(steps=300, batch_size=16, lr=6e-3, trace_every=20)
 _norm_ci = {k: replace(c, n_layer=6, d_model=64, block_size=32) for k, c in NORM_FULL.arms.items()}
 NORM_CI = Scale("norm-ci", {**_norm_ci, "post+warmup50": _norm_ci["post"]}, _NORM_CI_TRAIN, seeds=seeds(0, 1, 2),
@@ -162,8 +162,8 @@ NORM_RATE_CI = replace(NORM_CI, name="norm-rate-ci", arms={k: NORM_CI.arms[k] fo
 # NORM-07's "barely matters for pre-norm" is an equivalence: the catalogue's margin, |effect| <
 # 3 %, must hold for the 90 % interval of the mean paired effect (two one-sided tests at 5 %).
 # The paired effect's seed spread is about 2.6 %, and its mean moves by a percent with the seeds:
-# twenty seeds keep the interval's half-width near 1 % (ten left it 0.1 % inside the margin at
-# CLAIMS_SEED_OFFSET=100). Seeds 0-2 are NORM_CI's own runs.
+# twenty seeds keep the interval's half-width near 1 % (with ten, it ends 0.1 % inside the margin
+# at CLAIMS_SEED_OFFSET=100). Seeds 0-2 are NORM_CI's own runs.
 NORM_EQ_CI = replace(NORM_CI, name="norm-eq-ci", arms={k: NORM_CI.arms[k] for k in ("pre", "pre+warmup")},
                      seeds=seeds(*range(20)))
 

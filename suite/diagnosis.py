@@ -14,16 +14,21 @@ the grid's own scale>`` (a WinogradScale's width, say), ``lab.<LabConfig field>`
 lab's; all four change what is trained) or ``read.<option>`` (how the same runs are read, e.g.
 ``read.checkpoint=best``).
 """
+import inspect
+import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from suite.rules import SECOND_LOOK
-from suite.scales import Runs
+from claimcheck.verdict import erratum_kind
 from experiments.polish_lab import SMOOTHINGS, LabConfig
 from experiments.train import TrainConfig
 from model.gpt import GPTConfig
+from suite import settings
+from suite.rules import SECOND_LOOK, TOST_LEVEL, wide_level
+from suite.scales import Runs
 
 # read options: how a point's runs are read (the Winograd maps: the chapter's sentence, a training
 # pair, or a held-out one; the lab's counting baseline: its smoothing)
@@ -180,14 +185,13 @@ class Grid:
 
 # A best checkpoint chosen on the split it is then reported on flatters it: such a reading is shown,
 # never a pass or a failure, until the records carry a split to report on apart from the one that
-# chose it (docs/statistics.md, docs/setup-audit.md).
+# chose it (docs/reference/statistics.md, docs/reference/setup-audit.md).
 SELECTED_ON_REPORT = ("not measured: the best checkpoint is chosen on the held-out split it would be reported on; "
-                      "the records carry no separate split to report it on (docs/statistics.md)")
+                      "the records carry no separate split to report it on (docs/reference/statistics.md)")
 
 
 def bonferroni(grid: Grid) -> float:
     """The interval level every point tried is judged at: 90 % over its points and checks."""
-    from suite.rules import TOST_LEVEL, wide_level
     tried = [p for p in grid.points() if p.name != "stated" and not p.supersedes]
     return wide_level(TOST_LEVEL, max(1, len(tried) * grid.checks))
 
@@ -254,7 +258,6 @@ def draw_curves(read: dict):
         return None
 
     def draw(fig):
-        import numpy as np
         arms = list(next(iter(curved.values())).scale.arms)
         axes = np.atleast_1d(fig.subplots(1, len(arms), sharey=True))
         fig.set_size_inches(3.2 * len(arms), 3.4)
@@ -273,7 +276,6 @@ KINDS = Path(__file__).resolve().parents[1] / "fixtures" / "kinds.toml"
 
 def pinned_kinds(path: Path = KINDS) -> dict:
     """claim ID -> {kind, reason}: the kind each diagnosis grid gives, committed."""
-    import tomllib
     try:
         kinds = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as e:
@@ -289,8 +291,6 @@ def check_kind(report: dict, path: Path = KINDS) -> str:
     """The kind the grid gives (as if its claim diverged), against its pin: a kind that moves
     fails until fixtures/kinds.toml changes in the same commit. Under a seed offset the declared
     seeds' evidence is not read, so nothing is compared."""
-    from claimcheck.verdict import erratum_kind
-    from suite import settings
     got = erratum_kind("diverges", report)
     cid = report["claim"]
     if settings.current().seed_offset:
@@ -311,7 +311,6 @@ def diagnosis_test(grid: Grid, rule, runs: str = "evidence_runs", tier: str = "g
     names the fixture that reads a point's runs (``scale -> runs``); ``tier`` is its mark: the
     evidence of full scales is judged where the full scale is, and a grid around a scale the slow
     tier trains (the Winograd task) beside it."""
-    import inspect
 
     if "level" not in inspect.signature(rule).parameters:
         raise TypeError(f"{grid.claim}: a grid's rule takes level= (its points are judged at the grid's Bonferroni "

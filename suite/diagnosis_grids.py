@@ -4,7 +4,7 @@ declared before its results exist: which unstated settings are tried, and why ea
 Each point is recorded by ``python -m suite.evidence grid <ID>`` under
 ``fixtures/evidence/<family>/explore/<point>/``; the claim's test module applies the claim's own
 rule to every point (``suite.diagnosis``), beside the verdict and never instead of it. The
-setup audit that found what is stated and what is not: docs/setup-audit.md.
+setup audit that found what is stated and what is not: docs/reference/setup-audit.md.
 
 The Winograd grids (WINOGRAD_GRIDS) vary a WinogradScale and the Polish lab's (LAB_GRIDS) a
 LabScale, whose stated runs the slow tier trains; their points are recorded by
@@ -13,12 +13,20 @@ LabScale, whose stated runs the slow tier trains; their points are recorded by
 initialisation (experiments/grad_norms.py; scales.NORM03_GRADS) and is declared in claims/test_norm.py.
 """
 
-from suite.diagnosis import Axis, Grid, MoreSeeds
-from suite.settings import seeds
 from dataclasses import replace
 
-from suite.catalogue import (DEPTH_FULL, LADDER_FULL, NORM_FULL, SQRT09_FULL, SQRT1024_FULL, SQRT32_FULL, TINY_LAB,
-                             WINOGRAD)
+from suite.catalogue import (
+                             DEPTH_FULL,
+                             LADDER_FULL,
+                             NORM_FULL,
+                             SQRT09_FULL,
+                             SQRT32_FULL,
+                             SQRT1024_FULL,
+                             TINY_LAB,
+                             WINOGRAD,
+)
+from suite.diagnosis import Axis, Grid, MoreSeeds
+from suite.settings import seeds
 
 # ---- pre- vs post-norm: NORM-04 .. NORM-07 read the same four arms ---------------------------
 # The stated configuration with a validation curve every 50 steps (the verdict's records have
@@ -36,7 +44,7 @@ _NORM_AXES = (
          "'AdamW' only (L142 by way of L13): 0.01 is torch's default, 0.1 GPT-2's"),
 )
 # A second look (declared after seeds 0-2 were read, before seeds 3-9 ran): at the best checkpoint
-# NORM-05's post / pre was 8.20 [7.66, 8.74] against [7.5, 8.5) and NORM-06's gap +0.0007
+# NORM-05's post / pre is 8.20 [7.66, 8.74] against [7.5, 8.5) and NORM-06's gap +0.0007
 # [-0.0385, 0.0398] against +-0.03, both undecided on three seeds. Judged at 97.5 % on the fresh
 # seeds alone (3-9), as every second look is; the arms are the ones the two rules read.
 _MORE, _MORE_LEVEL = seeds(*range(3, 10)), 0.975
@@ -81,13 +89,13 @@ SQRT09_GRID = Grid("SQRT-09", SQRT09_FULL, (
     Axis("model.mlp", (False, True),
          "which 3000-step rung the table's d_k = 32 row used is unstated: 4-heads, or +mlp (still 4 x 32)"),
 ), fixed="d_k = 32 is the ladder's 4-heads rung (heads 32 wide) at the ladder's 3000 steps, batch 64; "
-         "it was one 32-wide head at 1500 steps, batch 32 (docs/setup-audit.md §2)",
+         "it was one 32-wide head at 1500 steps, batch 32 (docs/reference/setup-audit.md §2)",
     alternatives=(("one head of 32, 1500 steps, batch 32",
                    "the table's other reading: 32 as a third short row (L112's 'una head')", SQRT32_FULL),
                   ("the +layernorm rung, 4 heads of 32, 3000 steps",
                    "'nessuna normalizzazione prima delle proiezioni' (L112) is named as what sets the short rows "
                    "apart, so the 3000-step rows likely had LayerNorm before the projections: the ladder's "
-                   "+layernorm rung, still 4 x 32 (docs/setup-audit.md §2)", SQRT09_LN_FULL)))
+                   "+layernorm rung, still 4 x 32 (docs/reference/setup-audit.md §2)", SQRT09_LN_FULL)))
 
 GRIDS = {**NORM_GRIDS, "DEPTH-01": DEPTH_GRID, "SQRT-11": SQRT11_GRID, "SQRT-13": SQRT13_GRID,
          "SQRT-09": SQRT09_GRID}
@@ -95,7 +103,7 @@ GRIDS = {**NORM_GRIDS, "DEPTH-01": DEPTH_GRID, "SQRT-11": SQRT11_GRID, "SQRT-13"
 # ---- the Winograd task: WINO-02, -07, -09, -10, -11 ---------------------------------------------
 # One set of points shared by the five claims (a point is one WinogradScale, trained once); each
 # claim's grid takes the axes that can move it. The stated point is the verdict's own runs: the
-# held-out sizes fixed by the setup audit (docs/setup-audit.md §5), everything else our choice.
+# held-out sizes fixed by the setup audit (docs/reference/setup-audit.md §5), everything else our choice.
 _WINO_STEPS = Axis("scale.steps", (1500, 3000),
                    "the chapter states no steps (IT L206-239); a model still improving at 1500 may close a gap "
                    "or open one")
@@ -111,7 +119,7 @@ _WINO_SENTENCE = Axis("read.sentence", ("trained", "held-out"),
                       "is unstated, and ours is a training pair in both orders")
 _WINO_FIXED_SIZE = Axis("scale.fixed_held_pairs", (43, 48, 60),
                         "92.7 % and 27.9 % (L239, L219) are counts over 344, 384 or 480 held-out sentences "
-                        "(43, 48 or 60 pairs); ours is the nearest to the 40 first chosen")
+                        "(43, 48 or 60 pairs); ours is the smallest of them")
 _WINO_LEAKY_SIZE = Axis("scale.leaky_held_pairs", (15, 12),
                         "91.7 % (L209) is 110/120 or 88/96: 15 or 12 held-out pairs")
 _WINO_LEAKY_STEPS = Axis("scale.leaky_block_steps", (1000, 1500),
@@ -127,7 +135,7 @@ WINOGRAD_GRIDS = {
 
 # ---- the Polish lab: TINY-14, -16 ----------------------------------------------------------------
 # Both are rates over the lab's 100 starts (suite/lab_rules.py), read with positions. The lab's
-# text is a substitute (docs/setup-audit.md §6), so no point can make ours the chapter's own runs.
+# text is a substitute (docs/reference/setup-audit.md §6), so no point can make ours the chapter's own runs.
 _LAB_LR = Axis("lab.lr", (3e-3, 1e-3, 1e-2),
                "the lab states no learning rate (PL); how far training goes by 3,200 and 6,400 steps, and so "
                "whether test still falls between them and where validation bottoms, depends on it")

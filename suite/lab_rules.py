@@ -10,7 +10,7 @@ lab's setup (its model, optimizer and steps) on a Polish text of the lab's size.
 over 5 disjoint excerpts x 20 seeds, pooled (100 runs: the 95 % Wilson interval on p is then at
 most +-0.10 wide), and report how the excerpts differ (a chi-square test of homogeneity).
 
-THE RULE (docs/statistics.md, "start counts"; suite/rules.py ``starts``), the one every start count
+THE RULE (docs/reference/statistics.md, "start counts"; suite/rules.py ``starts``), the one every start count
 in the suite follows:
 - *k of 5* names a population rate: more than 4/5 for k = 5 ("every start"), a majority for
   k = 3 or 4, some start for k = 1 or 2 (``line_of``). The claim holds when an exact one-sided
@@ -28,13 +28,21 @@ over, so "start 2" reads as one of the five starts.
 Rounding cannot move a decided run: ROUNDING is the lab pin's tolerance for trained values,
 3x the largest movement measured between two kernel settings (suite/pins.py). The main
 excerpt's 10 runs alone move < 1e-5 in float64 (benchmarks/lab_rounding.py), but the 200
-stacked runs of the slow tier moved by up to 7.1e-4 under the AVX2 settings (2026-12-01).
+stacked runs of the slow tier move by up to 7.1e-4 under the AVX2 settings.
 """
 import numpy as np
 from scipy import stats
 
 from suite.pins import tolerance
-from suite.rules import EXISTS, MAJORITY, NEARLY_ALL, TOST_LEVEL, start_rule, starts, starts_joint
+from suite.rules import (
+    EXISTS,
+    MAJORITY,
+    NEARLY_ALL,
+    TOST_LEVEL,
+    start_rule,
+    starts,
+    starts_joint,
+)
 
 TEXT = "Pan Tadeusz, not the lab's own text"
 MAIN = "main excerpt, seeds 1-5"
@@ -45,7 +53,7 @@ CHAPTER_N = 5    # the chapter's starts
 
 
 def line_of(k: int) -> float:
-    """The population rate the chapter's "k of 5" names (docs/statistics.md)."""
+    """The population rate the chapter's "k of 5" names (docs/reference/statistics.md)."""
     if not 1 <= k <= CHAPTER_N:
         raise ValueError(f"k of {CHAPTER_N}: k from 1 to {CHAPTER_N}, got {k}")
     return NEARLY_ALL if k == CHAPTER_N else MAJORITY if 2 * k > CHAPTER_N else EXISTS

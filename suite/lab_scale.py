@@ -6,7 +6,15 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from claimcheck.progress import tracker
-from experiments.polish_lab import LabConfig
+from experiments.data import CorpusUnavailable
+from experiments.polish_lab import (
+    LabConfig,
+    best_val_test,
+    ngram_scores,
+    train_runs,
+    with_positions,
+)
+from experiments.polish_text import excerpts
 from experiments.runs import Job, memo_key, memo_many, n_params
 from suite.scales import train_log
 from suite.settings import no_corpus
@@ -22,7 +30,6 @@ class LabScale:
 
     def texts(self) -> list:
         """The excerpts (a missing corpus: one line, through no_corpus)."""
-        from experiments.data import CorpusUnavailable
         try:
             return _excerpts(self.excerpts)
         except CorpusUnavailable as e:
@@ -30,7 +37,6 @@ class LabScale:
 
     def jobs(self) -> list[Job]:
         """Every (excerpt, seed) with and without positions: two stacks, two run-cache jobs."""
-        from experiments.polish_lab import train_runs, with_positions
         exs = self.texts()
         pairs = [(ex, s) for ex in exs for s in self.seeds]
         jobs = []
@@ -50,7 +56,6 @@ class LabScale:
 
     def read(self, exs, records: dict) -> "LabRuns":
         """LabRuns of ``records`` ({positions: train_runs' result}), with the counting baselines."""
-        from experiments.polish_lab import ngram_scores
         grams = {n: [ngram_scores(ex, n) for ex in exs] for n in (2, 3)}
         return LabRuns(exs, self.seeds, self.config, records, grams)
 
@@ -58,7 +63,6 @@ class LabScale:
 @functools.cache
 def _excerpts(n: int) -> list:
     """The corpus is read and hashed once per process (a failure is not cached)."""
-    from experiments.polish import excerpts
     return excerpts(n)
 
 
@@ -91,14 +95,12 @@ class LabRuns:
         if smoothing == "add-k":
             return np.array([g[part] for g in self.grams[n]])[:, None]
         if (n, smoothing) not in self._smoothed:
-            from experiments.polish_lab import ngram_scores
             self._smoothed[n, smoothing] = [ngram_scores(ex, n, smoothing) for ex in self.excerpts]
         return np.array([g[part] for g in self._smoothed[n, smoothing]])[:, None]
 
     def best_val_test(self, positions=True):
         """(excerpt, seed) arrays of the step chosen on validation and of test at that step,
         through the lab's protocol (test is read once per run)."""
-        from experiments.polish_lab import best_val_test
         val, test = self.ppl("val", positions), self.ppl("test", positions)
         steps, tests = np.zeros(val.shape[:2], int), np.zeros(val.shape[:2])
         for e, s in np.ndindex(*val.shape[:2]):

@@ -8,7 +8,7 @@ its first logged losses agree far more closely. So each pin keeps two kinds of v
 
 and each group of keys gets its own tolerance: ``SAFETY`` times the largest movement measured
 between two runs that differ only in their kernels, and never below ``FLOOR`` (the 1e-4 that a
-second x86 machine met for the end values in issue 12). Measure it again with
+second x86 machine met for the end values). Measure it again with
 
     python -m suite.pins movement reports-default/pins reports-avx2/pins
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-SAFETY = 3  # a second machine moved values less far than the ISA switch did (issue 12); 3x that
+SAFETY = 3  # a second machine moves values less far than the ISA switch does; 3x that
 FLOOR = {"/early": 1e-6, "": 1e-4}  # relative, for early values and for end values
 
 MEASURED_ON = ("AMD EPYC (2 cores, AVX-512), torch 2.13.0+cpu: default kernels vs "
@@ -40,10 +40,10 @@ MOVEMENT = {
     "positions_ci": [("*", "rtol", 8.52e-07)],
     "sqrt_dk_ci": [("nodiv-*/early", "rtol", 2.39e-03), ("nodiv-*", "rtol", 6.10e-02),
                    ("*/early", "rtol", 1.94e-07), ("*", "rtol", 2.71e-07)],
-    # 2026-12-01: the 200 stacked runs (5 excerpts x 20 seeds x 2 arms) moved 7.08e-4; 5 x 5 moved 6.9e-5
+    # the 200 stacked runs (5 excerpts x 20 seeds x 2 arms) move 7.08e-4; 5 x 5 move 6.9e-5
     "tiny_lab": [("*/early", "rtol", 8.93e-07), ("*", "rtol", 7.08e-04)],
-    # means over 10 starts: one start that turns (issue 22: a fixed-task two-block seed stayed at chance
-    # under the AVX2 kernels and solved it under the default ones) moves an accuracy mean by 0.5 / 10
+    # means over 10 starts: one start that turns (a fixed-task two-block seed can stay at chance
+    # under the AVX2 kernels and solve it under the default ones) moves an accuracy mean by 0.5 / 10
     # and a weight mean by at most 1 / 10; not a measurement of ours, the bound of one turned start
     "winograd": [("rows/*", "atol", 1e-01), ("*", "atol", 5e-02)],  # weights, accuracies in [0, 1]
 }

@@ -29,10 +29,12 @@ easier: an interval passes only when it lies *inside* its band.
   nothing. ``starts_joint``: a claim of several counts, judged like ``joint`` (every part holds
   at ALPHA; one part shown below its line at ALPHA / k diverges).
 
-docs/statistics.md maps each kind of sentence to one of these rules.
+docs/reference/statistics.md maps each kind of sentence to one of these rules.
 """
 import numpy as np
 from scipy import stats
+
+from claimcheck import undecided
 
 ALPHA = 0.05
 TOST_LEVEL = 0.90  # two one-sided tests at 5 % each
@@ -113,7 +115,7 @@ def wide_level(level: float, k: int) -> float:
     return 1 - (1 - level) / k
 
 
-# The rules of docs/statistics.md, by the name a judged record's tolerance starts with. A record
+# The rules of docs/reference/statistics.md, by the name a judged record's tolerance starts with. A record
 # whose tolerance starts with "reported" is shown and judged by nothing.
 RULES = {
     "exact": "a computed value: equality, or float rounding at a stated tolerance",
@@ -131,13 +133,13 @@ def rule_of(tolerance) -> str | None:
 
 
 def check_tolerance(claim_id: str, tolerance) -> None:
-    """One line when a record's tolerance names no rule of docs/statistics.md."""
+    """One line when a record's tolerance names no rule of docs/reference/statistics.md."""
     if rule_of(tolerance) is None:
         raise ValueError(f"claim_record({claim_id!r}): the tolerance {str(tolerance)[:60]!r} names no rule: start it "
-                         f"with one of {', '.join(RULES)} (docs/statistics.md), or with 'reported'")
+                         f"with one of {', '.join(RULES)} (docs/reference/statistics.md), or with 'reported'")
 
 
-# The population rate a start-count sentence names (docs/statistics.md, "start counts").
+# The population rate a start-count sentence names (docs/reference/statistics.md, "start counts").
 EXISTS, MAJORITY, NEARLY_ALL = 0.0, 0.5, 0.8
 LINES = {EXISTS: "some start (rate > 0)", MAJORITY: "most starts (rate > 1/2)",
          NEARLY_ALL: "nearly every start (rate > 4/5)"}
@@ -187,7 +189,7 @@ def rate_text(r: dict) -> str:
 def start_rule(line: float) -> str:
     """The tolerance a start-count record names."""
     return (f"start count: {LINES[line]}, exact one-sided binomial tests at alpha {ALPHA} "
-            "(holds above, diverges below, else undecided; docs/statistics.md)")
+            "(holds above, diverges below, else undecided; docs/reference/statistics.md)")
 
 
 MOST = start_rule(MAJORITY)
@@ -207,7 +209,7 @@ def decide_parts(claim_id: str, *parts) -> None:
 
 def two_se(p: float, n: int) -> float:
     """A share of ``n`` items near ``p``: the band the word table gives a percentage one model
-    scored on n held-out items, two binomial standard errors (docs/statistics.md)."""
+    scored on n held-out items, two binomial standard errors (docs/reference/statistics.md)."""
     return 2 * float(np.sqrt(p * (1 - p) / n))
 
 
@@ -225,7 +227,6 @@ def judge(claim_id: str, side, what: str) -> None:
     """Assert a rule's answer in the calling test: None is undecided (an interval across its
     band's edge or margin, one seed, or a start count neither test shows; more seeds or starts
     decide), False the failed assertion (a divergence under ``diverges``)."""
-    from claimcheck import undecided
     if side is None:
         undecided(f"{claim_id}: {what}: the rule cannot decide (an interval across its band's edge or margin, one "
                   "seed, or a start count shown neither above nor below its line); more seeds decide (suite/rules.py)")

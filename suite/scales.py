@@ -10,10 +10,15 @@ suite/lab_scale.py and suite/winograd_scale.py.
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
+import torch
 
 from claimcheck.progress import tracker
 from experiments import runs as run_cache
-from experiments.cost import CostConfig
+from experiments.configs import shakespeare_config
+from experiments.cost import CORES, CostConfig, measure
+from experiments.data import CORPORA, CorpusUnavailable, bpe_tokens
+from experiments.grad_norms import BATCH, N_LAYER, grad_norms
 from experiments.runs import Job, RunSpec, memo_key, memo_many, n_params
 from experiments.train import TrainConfig
 from suite import settings
@@ -67,12 +72,11 @@ class Scale:
 
 def train_up_front(scales: list) -> list[str]:
     """Every job of these scales, the largest first, shared out among the processes that call it
-    (xdist workers), waiting for none: the longest-processing-time rule. Each scale asking for
-    its own jobs when its first test ran left one worker alone at the end with a stack of 10
-    Winograd models while the other idled. A scale that cannot list its jobs (a missing corpus)
-    or a job that raises is left to the fixture that reads it, which meets the error again and
-    reports it in its own tests; the rest still train. Returns what was left so."""
-    import pytest
+    (xdist workers), waiting for none: the longest-processing-time rule. Were each scale to ask
+    for its own jobs when its first test runs, one worker could be left alone at the end with a
+    stack of 10 Winograd models while the other idles. A scale that cannot list its jobs (a
+    missing corpus) or a job that raises is left to the fixture that reads it, which meets the
+    error again and reports it in its own tests; the rest still train. Returns what was left so."""
     jobs, left = {}, []
     for scale in scales:
         try:
@@ -161,7 +165,6 @@ def _checkpoint(name: str) -> None:
 def evidence_mode() -> bool:
     """Full-scale tests judge the committed evidence: there is no CUDA device, and
     CLAIMS_DEVICE=cpu does not ask for the full configurations to be trained on the CPU."""
-    import torch
     return not torch.cuda.is_available() and settings.current().device != "cpu"
 
 
@@ -181,9 +184,6 @@ class GradNormScale:
     name: str = "norm03-grads"
 
     def jobs(self) -> list[Job]:
-        from experiments.grad_norms import BATCH, N_LAYER, grad_norms
-        from experiments.data import CORPORA, bpe_tokens
-        from experiments.configs import shakespeare_config
         cfg = shakespeare_config(n_layer=N_LAYER)
         size = n_params(cfg) * BATCH * cfg.block_size * 2 * len(self.seeds)  # one pass per norm and seed
         corpus, vocab = "tinyshakespeare", 1024
@@ -194,7 +194,6 @@ class GradNormScale:
 
     def runs(self) -> dict:
         """(batch, init) -> grad_norms' result."""
-        from experiments.data import CorpusUnavailable
         try:
             return dict(zip(self.settings, memo_many(self.jobs())))
         except CorpusUnavailable as e:
@@ -211,6 +210,4 @@ class CostScale:
     config: CostConfig
 
     def runs(self) -> dict:
-        import torch
-        from experiments.cost import CORES, measure
         return {kind: [measure(n, kind, self.config, torch.device("cpu")) for n in self.ns] for kind in CORES}

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from experiments import data
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -86,7 +88,6 @@ def load(environ=None) -> Settings:
     """For entry points: read the environment, keep the result for ``current()``, and hand the
     folders to ``experiments.data``."""
     global _current
-    from experiments import data
     _current = Settings.read(os.environ if environ is None else environ)
     data.use_places(data.Places(_current.data_dir, _current.cache_dir))
     return _current
@@ -100,7 +101,6 @@ def current() -> Settings:
 def use(settings: Settings) -> Settings:
     """Set the settings directly (a test's own); returns the previous ones."""
     global _current
-    from experiments import data
     previous, _current = _current, settings
     data.use_places(data.Places(settings.data_dir, settings.cache_dir))
     return previous

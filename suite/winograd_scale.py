@@ -6,9 +6,20 @@ import numpy as np
 
 from claimcheck.progress import tracker
 from experiments.runs import Job, memo_key, memo_many, n_params
-from experiments.winograd import FIXED_HELD_PAIRS, LEAKY_HELD_PAIRS
+from experiments.winograd import (
+    ADJECTIVES,
+    BATCH,
+    FIXED_HELD_PAIRS,
+    LEAKY_HELD_PAIRS,
+    PREDICTIONS,
+    Example,
+    attention_rows,
+    fixed_task,
+    leaky_task,
+    model_config,
+    train_task,
+)
 from suite.scales import _checkpoint
-
 
 # ---- the Winograd task (IT 3.15) ------------------------------------------------------------
 
@@ -27,7 +38,7 @@ class WinogradScale:
     d_model: int = 64
     name: str = "winograd"
     # The leaky task's claims (WINO-02) compare the bag of words with one block; the chapter trains
-    # no two-block model there, so neither do we (146 s of CI that no claim read).
+    # no two-block model there, so neither do we (146 s of slow-tier training that no claim reads).
     models: tuple = (("leaky", "bag"), ("leaky", "1-block"), ("fixed", "bag"), ("fixed", "1-block"),
                      ("fixed", "2-blocks"))
 
@@ -46,12 +57,11 @@ class WinogradScale:
 
     def jobs(self) -> list[Job]:
         """Each (task, model) on its seeds, one stack: a run-cache job each."""
-        from experiments.winograd import fixed_task, leaky_task, model_config
         tasks = {"leaky": leaky_task(self.leaky_held_pairs), "fixed": fixed_task(self.fixed_held_pairs)}
         return [Job(memo_key("winograd", self.arm(t, k), source=WinogradScale),
                     lambda t=t, k=k: train_winograd(self.arm(t, k)),
-                    # train_task's batches: 64 sentences, 17 predictions each
-                    n_params(model_config(tasks[t], k, self.d_model)) * self.arm_steps()[t, k] * 64 * 17
+                    # parameters x steps x predictions a step (train_task's batches) x seeds
+                    n_params(model_config(tasks[t], k, self.d_model)) * self.arm_steps()[t, k] * BATCH * PREDICTIONS
                     * len(self.seeds)) for t, k in self.models]
 
     def runs(self) -> "WinogradRuns":
@@ -62,7 +72,6 @@ def train_winograd(arm: dict) -> dict:
     """One (task, model) on its seeds, stacked: per seed, its held-out curve, its final scores,
     its first training losses, and (two blocks, fixed task) the attention rows at "the" for the
     chapter's sentence (a training pair) and for the first held-out pair, with all 8 adjectives."""
-    from experiments.winograd import ADJECTIVES, Example, attention_rows, fixed_task, leaky_task, train_task
     task = {"leaky": leaky_task, "fixed": fixed_task}[arm["task"]](held_pairs=arm["held_pairs"])
     first = []
     stack, curves = train_task(task, arm["kind"], steps=arm["steps"], seeds=arm["seeds"], lr=arm["lr"],
@@ -102,5 +111,5 @@ class WinogradRuns:
         return np.array([max(r["curve"], key=lambda p: p["accuracy"])[key] for r in runs])
 
     def held_out(self, task: str) -> int:
-        """Held-out sentences: 8 adjectives for each held-out pair."""
-        return 8 * self.scale.held_pairs(task)
+        """Held-out sentences: one per adjective for each held-out pair."""
+        return len(ADJECTIVES) * self.scale.held_pairs(task)

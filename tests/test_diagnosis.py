@@ -170,7 +170,7 @@ def test_every_declared_grid_varies_an_unstated_setting_of_its_claims_scale():
         assert g.claim == cid and all(p.why for p in g.points()), cid
         for p in g.trained():
             fam = evidence.family_of(p.scale.name)
-            recorded = evidence.scale_of(fam, p.scale.name)  # more seeds: the same runs' configuration
+            recorded = evidence.family_scale(fam, p.scale.name)  # more seeds: the same runs' configuration
             assert all(recorded.spec(a, p.scale.seeds) == p.scale.spec(a, p.scale.seeds) for a in p.scale.arms), cid
             assert evidence.path(fam, "a", 0, p.scale.name).parent.parent.name == "explore"
 

@@ -34,7 +34,7 @@ def test_every_evidence_record_is_whole_and_matches_its_scale(path):
     rec = store.read_or_fail(path, evidence.COMMAND)
     point = rec.get("point", "")
     assert path == evidence.path(rec["family"], rec["arm"], rec["seed"], point), "a record lives at the path its fields name"
-    scale = evidence.scale_of(rec["family"], point)
+    scale = evidence.family_scale(rec["family"], point)
     assert rec["arm"] in scale.arms and rec["scale"] == scale.name
     assert rec["config"] == evidence.config_of(scale.spec(rec["arm"], (rec["seed"],))), (
         f"{path.name} was recorded with another configuration than {scale.name}'s: delete it and rerun "
@@ -111,7 +111,7 @@ def test_a_tampered_record_on_disk_fails_its_full_scale_test_naming_the_field(tm
     out = evidence.path(rec["family"], rec["arm"], rec["seed"])
     out.parent.mkdir(parents=True)
     out.write_text(json.dumps(rec))
-    scale = evidence.scale_of(rec["family"])
+    scale = evidence.family_scale(rec["family"])
     runs = Runs(scale, functools.partial(evidence.read, scale), (rec["seed"],))
     with pytest.raises(pytest.fail.Exception, match=r"breaks its schema: result\.val_ppl: a finite perplexity"):
         runs.val(rec["arm"])
@@ -209,7 +209,7 @@ def test_replay_groups_hold_every_record_once_each_group_one_configuration_and_c
 
 def _smoke(family: str) -> Scale:
     """The family's full scale, shrunk to a few CPU steps: the same arms, options and fields."""
-    full = evidence.scale_of(family)
+    full = evidence.family_scale(family)
 
     def train(t):
         return replace(t, steps=FIRST_LOSSES, batch_size=2, warmup=min(t.warmup, 5), eval_windows=4,
@@ -253,7 +253,7 @@ def test_every_full_scale_family_runs_from_config_to_record_to_judge(family, tmp
 @pytest.mark.fast
 def test_an_arm_without_evidence_skips_naming_the_command(tmp_path, monkeypatch):
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
-    scale = evidence.scale_of("ladder")
+    scale = evidence.family_scale("ladder")
     runs = evidence.recorded_runs(scale)
     first = scale.seeds[0]  # 0, shifted by CLAIMS_SEED_OFFSET
     with pytest.raises(pytest.skip.Exception, match=rf"no full-scale evidence for ladder-full/mean seed {first}\b.*"
@@ -274,7 +274,7 @@ def test_fresh_gpu_runs_agree_with_the_cpu_evidence(family, device, request):
     training amplifies it; the spread of the GPU's own seeds is the scale of that noise (three
     times its std), floored at 3 % for the ladder's single seed, above the 0.1-2 % that the
     same run moves between two x86 CPUs."""
-    scale = evidence.scale_of(family)
+    scale = evidence.family_scale(family)
     if device.type != "cuda":
         pytest.skip("the cross-device check compares a CUDA run with the CPU evidence")
     fresh = request.getfixturevalue(scale.name.replace("-", "_"))
@@ -331,24 +331,25 @@ def test_a_point_that_only_adds_a_curve_records_the_familys_own_run_too(tmp_path
     from experiments import runs
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     stated, dropout = "norm-full@stated", "norm-full@model.dropout=0.1"
-    seed = evidence.scale_of("norm").seeds[1]
+    seed = evidence.family_scale("norm").seeds[1]
     assert evidence.same_run("norm", stated, "post", seed)
     assert not evidence.same_run("norm", dropout, "post", seed) and not evidence.same_run("norm", "", "post", seed)
     assert not evidence.same_run("norm", stated, "post", seed + 1000)  # a seed the family does not declare
     steps = list(range(50, 1001, 50))
     losses = [5.0 - 0.1 * i for i in range(len(steps))]
 
-    def get(spec, log, progress):
-        return [{"val_ppl": 60.0 + s, "train_ppl": 12.0, "val_ppl_at_length": {}, "trace": None,
+    def ensure(specs, log, progress):
+        (spec,) = specs
+        return [[{"val_ppl": 60.0 + s, "train_ppl": 12.0, "val_ppl_at_length": {}, "trace": None,
                  "curve": {"step": steps, "train_ppl": [12.0] * 20, "val_ppl": [70.0] * 19 + [60.0 + s],
                            "loss": losses}, "first_losses": [5.5] * FIRST_LOSSES, "wall_s": 90.0,
-                 "tokens_per_s": 1000} for s in spec.seeds]
-    monkeypatch.setattr(runs, "get", get)
+                 "tokens_per_s": 1000} for s in spec.seeds]]
+    monkeypatch.setattr(runs, "ensure", ensure)
     written = evidence.run("norm", [seed], ["post"], point=stated, log=lambda *_: None)
     assert written == [evidence.path("norm", "post", seed, stated), evidence.path("norm", "post", seed)]
     own = evidence.load("norm", "post", seed)  # schema-checked on load
     assert own["scale"] == "norm-full" and "point" not in own
-    assert own["config"] == evidence.config_of(evidence.scale_of("norm").spec("post", (seed,)))
+    assert own["config"] == evidence.config_of(evidence.family_scale("norm").spec("post", (seed,)))
     assert own["result"]["curve"] == {"step": [1000], "train_ppl": [12.0], "val_ppl": [60.0 + seed],
                                       "loss": [pytest.approx(np.mean(losses), rel=1e-13)]}
     assert own["provenance"]["same_run_as"] == str(evidence.path("norm", "post", seed, stated))

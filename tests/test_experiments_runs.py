@@ -258,12 +258,12 @@ def test_get_and_ensure_train_an_arm_once_and_read_its_record_after(places, tmp_
         return steps.append
 
     one = runs.RunSpec(TINY, STEPS2, seeds=(0, 1), label="one")
-    first = runs.get(one, log=logs.append, progress=progress)
+    (first,) = runs.ensure([one], log=logs.append, progress=progress)
     assert trained == [180] and logs == ["step 1", "step 2"] and named == [("one", 2)] and steps == [1, 2]
     assert [r["seed"] for r in first] == [0, 1] and all(r["key"] == one.key() for r in first)
     stored = json.loads((tmp_path / "runs" / f"{one.key()}.json").read_text())
     assert stored == {"runs": json.loads(json.dumps(first))} and stored["runs"][0]["betas"] == [0.9, 0.999]
-    again = runs.get(dataclasses.replace(one, label="renamed"), log=logs.append, progress=progress)
+    (again,) = runs.ensure([dataclasses.replace(one, label="renamed")], log=logs.append, progress=progress)
     assert again == stored["runs"] and trained == [180] and len(named) == 1
 
     two = runs.RunSpec(TINY, STEPS2, seeds=(0,), train_slice=0.5, label="two")

@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from experiments import train as train_mod
-from experiments.polish import EXCERPT_CHARS, FOOTER, POLISH_LETTERS, excerpts, poem
+from experiments.polish_text import EXCERPT_CHARS, FOOTER, POLISH_LETTERS, excerpts, poem
 from experiments.polish_lab import LabConfig, with_positions
 from experiments.train import FIRST_LOSSES, TrainConfig, _start, fit, replay, token_batches, train
 from experiments.winograd import ADJECTIVES, ANIMALS, PLACES, leaky_task

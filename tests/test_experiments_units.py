@@ -25,7 +25,7 @@ from experiments.data import CorpusUnavailable
 from experiments.ngram import NGram
 from experiments.numpy_gpt import (TinyLab, attention_forward, cross_entropy_forward, gelu_forward,
                                    layernorm_forward, params_from_torch)
-from experiments.polish import (ALPHABET, EXCERPT_CHARS, FOOTER, POLISH_LETTERS, TEST_CHARS, TRAIN_CHARS,
+from experiments.polish_text import (ALPHABET, EXCERPT_CHARS, FOOTER, POLISH_LETTERS, TEST_CHARS, TRAIN_CHARS,
                                 VAL_CHARS, Excerpt, decode, encode, excerpts, normalise, poem)
 from experiments.polish_lab import (CHECKPOINTS, FIRST_TARGET, K_GRID, LabConfig, batch_starts, batches,
                                     best_val_test, eval_windows, ngram_scores, train_runs, with_positions)

@@ -174,7 +174,7 @@ def test_a_joint_claims_false_divergence_stays_at_one_parts_rate():
     assert naive / n > 0.15
 
 
-# ---- every judged number names its rule (docs/statistics.md) -----------------------------------
+# ---- every judged number names its rule (docs/reference/statistics.md) -----------------------------------
 
 def _literal_tolerances():
     """(file:line, text) of every literal ``tolerance=`` given to ``claim_record`` in claims/; an
@@ -205,7 +205,7 @@ def test_every_judged_record_names_one_of_the_rules():
 @pytest.mark.fast
 def test_every_rule_is_a_row_of_docs_statistics_and_a_bad_tolerance_is_one_line():
     from pathlib import Path
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "statistics.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "statistics.md").read_text(encoding="utf-8")
     assert all(f"**{rule}" in doc for rule in RULES), [r for r in RULES if f"**{r}" not in doc]
     assert rule_of("exact: rounds to 3 dp") == "exact" and rule_of(None) == "reported"
     assert rule_of("start count, per start: > 0.4") == "start count" and rule_of("> 0 on every seed") is None

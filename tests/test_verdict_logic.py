@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from claimcheck.verdict import (_short, _value, claim_verdict, diff, figures, headline_text,
-                            lower_scale_divergences, merge_test, pins, scale_of, scale_verdict,
+                            lower_scale_divergences, merge_test, pins, measured_scale, scale_verdict,
                             unknown_ids, verdicts)
 
 pytestmark = pytest.mark.fast
@@ -72,7 +72,7 @@ def test_the_reasons_name_the_failing_test_and_count_what_did_not_run():
     ({}, "ci"), ({"tier": "gpu", "scale": "ci"}, "ci"), ({"tier": "fast", "scale": None}, "analytic"),
 ])
 def test_a_record_without_a_scale_gets_its_tiers(test, scale):
-    assert scale_of(test) == scale
+    assert measured_scale(test) == scale
 
 
 # --- merge_test: one test seen by two runs -------------------------------------------------

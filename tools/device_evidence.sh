@@ -33,7 +33,7 @@ case "${1:-}" in
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt" || true
     find fixtures/evidence -name '*.json' | sort > /tmp/records-before
     set +e
-    python3 -m suite.evidence.families pending --record --device cuda --budget-s "$budget" 2>&1 | tee "$out/log.txt"
+    python3 -m suite.evidence pending --record --device cuda --budget-s "$budget" 2>&1 | tee "$out/log.txt"
     code=${PIPESTATUS[0]}
     set -e
     # the records this run wrote: those that were not there before it

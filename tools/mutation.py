@@ -17,7 +17,7 @@ each target runs in a folder of its own, mutants/targets/<target>/, that links t
 files and holds a pyproject.toml whose [tool.mutmut] differs only in ``source_paths``; mutmut's
 results for the target stay there (mutants/targets/<target>/mutants/), so a second run
 retests only what changed (and ``--retest`` tests again every mutant that was not killed, to
-see the tests added since). Then prints, per target, every survivor that docs/mutation.md does
+see the tests added since). Then prints, per target, every survivor that docs/howto/mutation.md does
 not list as equivalent with its reason, and the score, killed / (all - equivalent). Exits 1
 when a target scores below TARGET, 2 when a target has no results to score. Not part of CI:
 model/ takes about 20 minutes on 2 cores.
@@ -33,7 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EQUIVALENTS = ROOT / "docs" / "mutation.md"
+EQUIVALENTS = ROOT / "docs" / "howto" / "mutation.md"
 WORK = ROOT / "mutants" / "targets"  # mutants/ is git-ignored; a plain `mutmut run` uses mutants/<path>
 TARGET = 0.90
 # target -> mutmut's source_paths (folders, or single modules)
@@ -139,7 +139,7 @@ def report(target: str, status: dict[str, str], equivalent: dict[str, str]) -> d
     for name in s["survivors"]:
         print(f"  {status[name]:>9}  {name}   (cd {where} && mutmut show {name})")
     for name in s["stale"]:
-        print(f"  stale equivalent in docs/mutation.md (killed, or renamed by a code change): {name}")
+        print(f"  stale equivalent in docs/howto/mutation.md (killed, or renamed by a code change): {name}")
     print(f"mutation score of {target} ({', '.join(TARGETS[target])}): {s['killed']} killed / "
           f"({s['all']} mutants - {s['equivalent']} equivalent) = {s['score']:.1%} (target {TARGET:.0%}); "
           f"{len(s['survivors'])} survive; " + ", ".join(f"{k} {v}" for k, v in sorted(s["counts"].items())))
@@ -161,7 +161,7 @@ def main(argv=None) -> int:
     equivalent = equivalents(EQUIVALENTS.read_text(encoding="utf-8"))
     unknown = sorted(k for k in equivalent if target_of(k) is None)
     for name in unknown:
-        print(f"  equivalent in docs/mutation.md of no target: {name}")
+        print(f"  equivalent in docs/howto/mutation.md of no target: {name}")
     codes = []
     for target in TARGETS if a.target == "all" else [a.target]:
         d = workdir(target)

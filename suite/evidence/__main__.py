@@ -13,11 +13,14 @@ An entry point: the settings are read here, before the catalogue's seeds are.
 import argparse
 import sys
 
+import torch
+
+from experiments.data import bpe_tokens
 from suite import settings
+from suite.evidence import store
 
 
 def _cuda() -> bool:
-    import torch
     return torch.cuda.is_available()
 
 
@@ -40,7 +43,7 @@ def _parser(families) -> argparse.ArgumentParser:
     q = sub.add_parser("pending", help="list what the scales and grids declare and no record holds; with "
                                        "--record, train the families' within --budget-s (a lent GPU's script)")
     q.add_argument("--record", action="store_true")
-    q.add_argument("--budget-s", type=float, default=420)
+    q.add_argument("--budget-s", type=float, default=families.RECORD_BUDGET_S)
     q.add_argument("--device", default=device)
     q.add_argument("--no-stack", action="store_true", help="train seeds one at a time (the CPU's faster way)")
     for kind in ("lab", "winograd"):
@@ -54,7 +57,7 @@ def _parser(families) -> argparse.ArgumentParser:
 def _pending(families, lab, winograd) -> None:
     total = 0
     for fam, point, arm, seeds in families.pending():
-        sc = families.scale_of(fam, point)
+        sc = families.family_scale(fam, point)
         steps = sc.trains.get(arm, sc.train).steps * len(seeds)
         total += steps
         print(f"{fam:<12} {point or '-':<40} {arm:<14} {steps:>8,} model-steps  seeds {','.join(map(str, seeds))}")
@@ -67,8 +70,6 @@ def _pending(families, lab, winograd) -> None:
 
 
 def _replay(families, lab, winograd) -> int:
-    from experiments.data import bpe_tokens
-    from suite.evidence import store
     tokens = bpe_tokens("tinyshakespeare", 1024)[0]
     kinds = [(p, lambda rec: families.replay_movement(rec, tokens)) for p in families.record_paths()]
     kinds += [(p, lab.replay_movement) for p in lab.record_paths()]
@@ -82,12 +83,12 @@ def _replay(families, lab, winograd) -> int:
         print(f"{store.shown(path)}: at initialisation {moved[0]:.2e}, trained {moved[1]:.2e} "
               f"({rec['provenance']['device_name']})" + (f": STALE, {problem}" if problem else ""), flush=True)
     print(f"{stale} stale record(s): delete each and rerun the command that records it" if stale
-          else "every record replays within its tolerances (docs/replay.md)")
+          else "every record replays within its tolerances (docs/reference/replay.md)")
     return 1 if stale else 0
 
 
 def _grid(claim: str, device: str, stack: bool, families, lab, winograd) -> None:
-    from suite.diagnosis_grids import GRIDS, LAB_GRIDS, WINOGRAD_GRIDS
+    from suite.diagnosis_grids import GRIDS, LAB_GRIDS, WINOGRAD_GRIDS  # the catalogue's seeds: after the settings
     if claim in LAB_GRIDS:
         lab.record(tuple(p.scale.name for p in LAB_GRIDS[claim].trained()))
     elif claim in WINOGRAD_GRIDS:
@@ -101,7 +102,11 @@ def _grid(claim: str, device: str, stack: bool, families, lab, winograd) -> None
 
 def main(argv=None) -> int:
     settings.exit_on_problem(settings.load())  # one line for a bad variable, before any seed is read
-    from suite.evidence import families, lab, winograd  # the catalogue's seeds: after the settings
+    from suite.evidence import (  # the catalogue's seeds: after the settings
+        families,
+        lab,
+        winograd,
+    )
     a = _parser(families).parse_args(argv)
     if a.cmd == "status":
         families.status()

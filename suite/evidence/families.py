@@ -8,15 +8,22 @@ finished, and a run already recorded is not trained again. Without CUDA, the ful
 judge these records (``recorded_runs``); with CUDA they train afresh.
 """
 import functools
-import sys
 import json
+import math
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+import torch
+from tqdm import tqdm
 
+from experiments import runs
+from experiments.data import split
+from experiments.train import FIRST_LOSSES, replay
 from suite import catalogue
+from suite.diagnosis_grids import GRIDS
 from suite.evidence import store
 from suite.scales import Runs
 
@@ -26,7 +33,7 @@ COMMAND = "python -m suite.evidence run --family <family>"
 FAMILIES = {"ladder": catalogue.LADDER_FULL, "sqrt": catalogue.SQRT_FULL, "norm": catalogue.NORM_FULL,
             "positions": catalogue.POS_FULL, "sqrt-ladder": catalogue.SQRT09_FULL}
 
-def scale_of(family: str, point: str = ""):
+def family_scale(family: str, point: str = ""):
     """The Scale a family's records are made with; with ``point``, that grid point's variant."""
     if not point:
         return FAMILIES[family]
@@ -40,7 +47,6 @@ def scale_of(family: str, point: str = ""):
 def points_of(family: str) -> list:
     """The Scale of every grid point recorded under the family's explore/ (suite/diagnosis_grids.py),
     once each; a point is named '<scale>@<setting>=<value>' and so is its folder."""
-    from suite.diagnosis_grids import GRIDS
     seen = {}
     for grid in GRIDS.values():
         for p in grid.trained():
@@ -96,7 +102,7 @@ def same_run(family: str, point: str, arm: str, seed: int) -> bool:
     only evaluated more often (EVAL_ONLY)."""
     if not point:
         return False
-    own, var = scale_of(family), scale_of(family, point)
+    own, var = family_scale(family), family_scale(family, point)
     if arm not in own.arms or seed not in own.seeds:
         return False
     a, b = config_of(own.spec(arm, (seed,))), config_of(var.spec(arm, (seed,)))
@@ -119,7 +125,7 @@ def make_record(family: str, arm: str, seed: int, spec, rec: dict, point: str = 
     (``same_run``), in the provenance."""
     return {
         "family": family, **({"point": point} if point else {}), "arm": arm, "seed": seed,
-        "scale": scale_of(family, point).name, "config": config_of(spec),
+        "scale": family_scale(family, point).name, "config": config_of(spec),
         "result": {k: rec[k] for k in ("val_ppl", "train_ppl", "curve", "trace", "val_ppl_at_length")},
         "first_losses": rec["first_losses"],
         "provenance": store.provenance(spec.device, rec["wall_s"], tokens_per_s=rec["tokens_per_s"],
@@ -174,7 +180,6 @@ def _number(x) -> bool:
 
 
 def _finite(x) -> bool:
-    import math
     return _number(x) and math.isfinite(x)
 
 
@@ -199,7 +204,6 @@ def problems(rec) -> list[str]:
         out.append(f"family: one of {', '.join(FAMILIES)} expected, got {rec.get('family')!r}")
     need("config", isinstance(rec.get("config"), dict), "an object", rec.get("config"))
     losses = rec.get("first_losses")
-    from experiments.train import FIRST_LOSSES
     need("first_losses", isinstance(losses, list) and len(losses) == FIRST_LOSSES
          and all(_finite(x) and x > 0 for x in losses), f"a list of {FIRST_LOSSES} finite positive losses", losses)
     res = rec.get("result")
@@ -222,7 +226,7 @@ def problems(rec) -> list[str]:
         out.append(f"point: a grid point's name expected, got {rec['point']!r}")
     if not out and rec["family"] in FAMILIES:
         try:
-            scale = scale_of(rec["family"], rec.get("point", ""))
+            scale = family_scale(rec["family"], rec.get("point", ""))
         except KeyError as e:
             return [f"point: {e.args[0]}"]
         if rec["arm"] not in scale.arms:
@@ -321,9 +325,7 @@ def replay_groups(paths: list[Path] | None = None) -> list[list[Path]]:
 def replay_movement(rec: dict, tokens) -> tuple[float, float]:
     """``store.movement`` of the record's first REPLAY_STEPS training losses, retrained now with the
     current code."""
-    from experiments.data import split
-    from experiments.train import replay
-    spec = scale_of(rec["family"], rec.get("point", "")).spec(rec["arm"], (rec["seed"],))
+    spec = family_scale(rec["family"], rec.get("point", "")).spec(rec["arm"], (rec["seed"],))
     tr, _ = split(tokens)
     (ours,) = replay(spec.model, spec.train, tr[: int(spec.train_slice * len(tr))], seeds=(rec["seed"],),
                      steps=store.REPLAY_STEPS)
@@ -334,7 +336,6 @@ def replay_movement(rec: dict, tokens) -> tuple[float, float]:
 
 def _bar(total_steps: int, done_before: list):
     """``progress(label, steps)`` for the run cache: a tqdm bar per run, and the set's ETA."""
-    from tqdm import tqdm
     start = time.perf_counter()
 
     def progress(label, steps):
@@ -356,10 +357,8 @@ def _bar(total_steps: int, done_before: list):
 def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "", stack: bool = False) -> list[Path]:
     """Train and record what is missing of (arms x seeds); ``stack`` trains an arm's missing
     seeds side by side (a GPU step is launch-bound: seeds cost little more than one)."""
-    import torch
-    from experiments import runs
     try:
-        scale = scale_of(family, point)
+        scale = family_scale(family, point)
     except KeyError as e:
         raise SystemExit(f"error: {e.args[0]}") from None
     arms = arms or list(scale.arms)
@@ -377,7 +376,7 @@ def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "",
     progress, written = _bar(steps, [0]), []
     for (arm, _), group in groups.items():
         spec = scale.spec(arm, tuple(group), device)
-        for seed, rec in zip(group, runs.get(spec, log=lambda *_: None, progress=progress)):
+        for seed, rec in zip(group, runs.ensure([spec], log=lambda *_: None, progress=progress)[0]):
             out = path(family, arm, seed, point)
             one = scale.spec(arm, (seed,), device)  # the record names its own seed's config
             store.write(out, make_record(family, arm, seed, one, rec, point))
@@ -386,7 +385,7 @@ def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "",
                 f"{rec['wall_s'] / 60:.1f} min -> {store.shown(out)}")
             if same_run(family, point, arm, seed) and load(family, arm, seed) is None:
                 own = path(family, arm, seed)
-                rec_own = make_record(family, arm, seed, scale_of(family).spec(arm, (seed,), device),
+                rec_own = make_record(family, arm, seed, family_scale(family).spec(arm, (seed,), device),
                                       evaluated_at_end(rec), same_run_as=store.shown(out))
                 store.write(own, rec_own)
                 written.append(own)
@@ -398,7 +397,7 @@ def status(log=print):
     for family in FAMILIES:
         have = [r for r in records() if r["family"] == family]
         listed = ", ".join(f"{r['arm']}/{r['seed']} {r['result']['val_ppl']:.2f}" for r in have)
-        log(f"{family:<10} {len(have)} of {len(scale_of(family).arms)} arms x seeds recorded: {listed or '-'}")
+        log(f"{family:<10} {len(have)} of {len(family_scale(family).arms)} arms x seeds recorded: {listed or '-'}")
 
 
 # What to record first when time is short (a lent GPU's minutes): the seeds a verdict waits for,
@@ -412,7 +411,6 @@ def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
     """Every (family, point, arm, missing seeds) that some Scale or grid point declares and no
     record holds yet, in the order to record them (FIRST, the grids, LAST); a family's seed that a
     grid point records with its own (``same_run``) is listed at the point only."""
-    from suite.diagnosis_grids import GRIDS
     named = {s.name: s for s in [*FAMILIES.values(), *SUBSETS]}
     points = [p for g in GRIDS.values() for p in g.trained()]
     points = [p.scale for p in sorted(points, key=lambda p: not p.supersedes)]  # second looks decide most: first
@@ -431,7 +429,13 @@ def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
     return out
 
 
-def record_pending(device="cuda", budget_s: float = 420, stack=True, log=print) -> list[Path]:
+# The default budget of ``record_pending``, in seconds of training: on a lent GPU
+# (tools/device_evidence.sh), 420 s leaves the machine's start and the transfers inside an
+# 8-minute share of a session's 15 device minutes, with time to rerun once.
+RECORD_BUDGET_S = 420
+
+
+def record_pending(device="cuda", budget_s: float = RECORD_BUDGET_S, stack=True, log=print) -> list[Path]:
     """Record what ``pending()`` lists, in its order, until the budget would be overrun: a group
     is started only if the slowest group so far would still end inside the budget."""
     start, slowest, written = time.perf_counter(), 0.0, []
@@ -451,7 +455,6 @@ def record_pending(device="cuda", budget_s: float = 420, stack=True, log=print) 
 def record_grid(claim: str, device="cpu", stack=False, log=print) -> list[Path]:
     """Record every point of ``claim``'s diagnosis grid that needs training, on the seeds its
     Scale declares."""
-    from suite.diagnosis_grids import GRIDS
     if claim not in GRIDS:
         raise SystemExit(f"error: no diagnosis grid for {claim}; grids: {', '.join(GRIDS)}")
     written = []

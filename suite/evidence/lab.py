@@ -14,8 +14,14 @@ import math
 import time
 from dataclasses import asdict, replace
 
+import numpy as np
 import pytest
 
+from claimcheck.progress import tracker
+from experiments.polish_lab import LabConfig, train_runs, with_positions
+from experiments.train import FIRST_LOSSES
+from suite import settings
+from suite.diagnosis_grids import LAB_GRIDS
 from suite.evidence import store
 from suite.lab_scale import LabRuns
 
@@ -26,7 +32,6 @@ COMMAND = "python -m suite.evidence lab"
 
 def points() -> list:
     """Every trained point's LabScale, once."""
-    from suite.diagnosis_grids import LAB_GRIDS
     seen = {}
     for grid in LAB_GRIDS.values():
         for p in grid.trained():
@@ -45,8 +50,6 @@ def record_paths() -> list:
 def config(scale, exs) -> dict:
     """What determines a point's runs, as its record keeps it: the lab's config with positions,
     the suite's own seeds (records are made without CLAIMS_SEED_OFFSET) and the excerpts' hashes."""
-    from suite import settings
-    from experiments.polish_lab import with_positions
     return json.loads(json.dumps({"lab": asdict(with_positions(scale.config, True)),  # as JSON keeps it
                                   "seeds": [s - settings.current().seed_offset for s in scale.seeds],
                                   "excerpts": [ex.sha256 for ex in exs]}))
@@ -59,9 +62,6 @@ def pending(names=()) -> list:
 
 def record(names=(), log=print) -> list:
     """Train and record every trained point not yet recorded (of ``names``, if given)."""
-    from claimcheck.progress import tracker
-    from experiments.polish_lab import train_runs, with_positions
-    from experiments.train import FIRST_LOSSES
     store.check_points("lab", names, [s.name for s in points()])
     todo = pending(names)
     log(f"lab: {len(todo)} point(s) to train on cpu")
@@ -86,7 +86,6 @@ def problems(rec) -> list[str]:
     """Every way ``rec`` breaks the lab record's schema, each naming its field; empty for a sound
     record. One run per (excerpt, seed), a perplexity >= 1 at every checkpoint of each part, the
     first training losses of every run, and the provenance."""
-    from experiments.train import FIRST_LOSSES
     if not isinstance(rec, dict):
         return [f"record: an object expected, got {type(rec).__name__}"]
     out = [] if rec.get("family") == FAMILY else [f"family: {FAMILY!r} expected, got {rec.get('family')!r}"]
@@ -129,7 +128,6 @@ def load(point: str) -> dict | None:
 def point_runs(scale, stated: LabRuns) -> LabRuns:
     """A point's runs, from its record (with positions only); a missing record skips naming the
     command, a broken one fails (never a divergence)."""
-    from suite import settings
     try:
         rec = load(scale.name)
     except store.InvalidRecord as e:
@@ -147,8 +145,6 @@ def point_runs(scale, stated: LabRuns) -> LabRuns:
 def replay_movement(rec: dict) -> tuple[float, float]:
     """``store.movement`` of every run's first REPLAY_STEPS training losses, retrained now
     with the current code."""
-    import numpy as np
-    from experiments.polish_lab import LabConfig, train_runs
     scale = {s.name: s for s in points()}[rec["point"]]
     exs = scale.texts()
     lab = rec["config"]["lab"]

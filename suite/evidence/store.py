@@ -18,6 +18,15 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
+import pytest
+import torch
+
+from experiments.data import write_atomic
+from experiments.runs import code_version
+from suite import settings
+from suite.pins import cpu_model
+
 ROOT = Path(__file__).resolve().parents[2]
 EVIDENCE = ROOT / "fixtures" / "evidence"
 
@@ -26,7 +35,7 @@ EVIDENCE = ROOT / "fixtures" / "evidence"
 # Four steps: the loss at initialisation, then three of backward and optimizer (warmup included),
 # so a change to any of them shows, within the slow tier's two-minute budget for replays.
 # Two tolerances, each 3x (suite/pins.py's SAFETY) the largest relative movement measured between
-# machines and kernels, rounded up (every record: docs/replay.md):
+# machines and kernels, rounded up (every record: docs/reference/replay.md):
 # - the loss at initialisation is a forward pass only, nothing trained amplifies its rounding:
 #   at most 1.9e-7, three float32 ulps of a loss near ln 1024;
 # - the trained steps amplify it, most where training is least stable: the undivided d_k = 1024
@@ -53,7 +62,6 @@ def shown(p: Path) -> str:
 def commit() -> str:
     """The commit the code was at when a set of records started (cached: later commits are not
     its). CLAIMS_COMMIT (suite/settings.py) names it for a copy of the tree that has no .git."""
-    from suite import settings
     if settings.current().commit:
         return settings.current().commit
     try:
@@ -68,17 +76,13 @@ def commit() -> str:
 
 
 def device_name(device) -> str:
-    import torch
     if torch.device(device).type == "cuda":
         return torch.cuda.get_device_name(device)
-    from suite.pins import cpu_model
     return f"{cpu_model()} ({torch.get_num_threads()} threads)"
 
 
 def provenance(device, wall_s: float, **more) -> dict:
     """Where, with what and when a record was made; ``more`` adds a kind's own fields."""
-    import torch
-    from experiments.runs import code_version
     return {"device": str(device), "device_name": device_name(device), "machine": platform.machine(),
             "torch": torch.__version__, "commit": commit(), "code": code_version(),
             "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "wall_s": round(wall_s, 2), **more}
@@ -110,7 +114,6 @@ def provenance_problems(prov, numbers: tuple[str, ...] = ()) -> list[str]:
 
 
 def write(path: Path, rec: dict) -> None:
-    from experiments.data import write_atomic
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, (json.dumps(rec, indent=1) + "\n").encode())
 
@@ -126,7 +129,6 @@ def read_json(path: Path, command: str):
 
 def read_or_fail(path: Path, command: str):
     """``read_json`` for a test: a broken file fails the test in its one line (never a divergence)."""
-    import pytest
     try:
         return read_json(path, command)
     except InvalidRecord as e:
@@ -154,7 +156,6 @@ def read(path: Path, problems, command: str, names: dict | None = None) -> dict 
 
 def check_points(kind: str, names, known) -> None:
     """Before a kind records grid points: only at the suite's own seeds, and only declared points."""
-    from suite import settings
     if settings.current().seed_offset:
         raise SystemExit(f"error: {kind} grid records are made at the suite's own seeds; unset CLAIMS_SEED_OFFSET")
     unknown = [n for n in names if n not in known]
@@ -171,7 +172,6 @@ def evidence_of(rec: dict) -> str:
 def movement(ours, recorded) -> tuple[float, float]:
     """How far retrained first losses moved from the recorded ones, relative: (the loss at
     initialisation, the largest over the trained steps). Any shape, the step on the last axis."""
-    import numpy as np
     ours, recorded = np.asarray(ours, dtype=float), np.asarray(recorded, dtype=float)
     moved = np.abs(ours - recorded) / np.abs(recorded)
     return float(moved[..., 0].max()), float(moved[..., 1:].max(initial=0.0))

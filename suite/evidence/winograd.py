@@ -15,9 +15,14 @@ import math
 import time
 
 import pytest
+import torch
 
-from suite.evidence import store
+from experiments.train import FIRST_LOSSES
+from experiments.winograd import ADJECTIVES, fixed_task, leaky_task, train_task
+from suite import settings
 from suite.catalogue import WINOGRAD
+from suite.diagnosis_grids import WINOGRAD_GRIDS
+from suite.evidence import store
 from suite.winograd_scale import WinogradRuns, train_winograd
 
 FAMILY = "winograd"
@@ -26,7 +31,6 @@ COMMAND = "python -m suite.evidence winograd"
 
 def points() -> list:
     """Every trained point's WinogradScale, once (the five claims share them)."""
-    from suite.diagnosis_grids import WINOGRAD_GRIDS
     seen = {}
     for grid in WINOGRAD_GRIDS.values():
         for p in grid.trained():
@@ -37,7 +41,6 @@ def points() -> list:
 def recorded_arm(scale, task: str, kind: str) -> dict:
     """The config a record of (point, model) holds: the point's, at the suite's own seeds (records
     are made without CLAIMS_SEED_OFFSET, which shifts the scale's seeds)."""
-    from suite import settings
     arm = scale.arm(task, kind)
     return {**arm, "seeds": [s - settings.current().seed_offset for s in arm["seeds"]]}
 
@@ -73,7 +76,6 @@ def pending(names=()) -> list[tuple[object, tuple[str, str]]]:
 
 def record(names=(), log=print) -> list:
     """Train and record every pending (point, model), cheapest first."""
-    import torch
     store.check_points("Winograd", names, [s.name for s in points()])
     todo, written = pending(names), []
     log(f"winograd: {len(todo)} (point, model) set(s) to train on cpu ({torch.get_num_threads()} threads)")
@@ -101,8 +103,6 @@ def problems(rec) -> list[str]:
     """Every way ``rec`` breaks the Winograd record's schema, each naming its field; empty for a
     sound record. Scores are fractions in [0, 1], each run's final scores equal its curve's last
     point, the curve ends at the configured steps, attention rows are distributions."""
-    from experiments.train import FIRST_LOSSES
-    from experiments.winograd import ADJECTIVES
     if not isinstance(rec, dict):
         return [f"record: an object expected, got {type(rec).__name__}"]
     out = []
@@ -120,7 +120,7 @@ def problems(rec) -> list[str]:
     if cfg != recorded_arm(scale, task, kind):
         out.append(f"config: {recorded_arm(scale, task, kind)} expected (the point's settings), got {cfg!r:.80}")
         return out
-    n = 8 * cfg["held_pairs"]  # held-out sentences: every score is a count over them
+    n = len(ADJECTIVES) * cfg["held_pairs"]  # held-out sentences: every score is a count over them
     evaluations = sorted({*range(250, cfg["steps"], 250), cfg["steps"]})  # train_task's eval_every
     runs = (rec.get("result") or {}).get("runs") if isinstance(rec.get("result"), dict) else None
     if not isinstance(runs, list) or [r.get("seed") if isinstance(r, dict) else None for r in runs] != cfg["seeds"]:
@@ -170,7 +170,6 @@ def load(point: str, task: str, kind: str) -> dict | None:
 def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
     """A point's runs: its own records for the models it changes, the stated runs for the rest. A
     missing record skips naming the command; a broken one fails (never a divergence)."""
-    from suite import settings
     records, evidence = {}, set()
     for task, kind in scale.models:
         if (task, kind) not in changed(scale):
@@ -194,7 +193,6 @@ def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
 def replay_movement(rec: dict) -> tuple[float, float]:
     """``store.movement`` of the record's first REPLAY_STEPS training losses (every seed),
     retrained now with the current code."""
-    from experiments.winograd import fixed_task, leaky_task, train_task
     cfg = rec["config"]
     task = {"leaky": leaky_task, "fixed": fixed_task}[cfg["task"]](held_pairs=cfg["held_pairs"])
     first = []  # (store.REPLAY_STEPS, seeds)
