@@ -20,7 +20,7 @@ from suite import settings
 # The entry point: the environment is read and validated here, once, before anything uses it.
 SETTINGS = settings.load()
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "suite.fixtures"]  # suite.fixtures: the scales, run cache, evidence and pins
 
 
 def pytest_addoption(parser):

@@ -189,13 +189,6 @@ def test_undivided_head_starts_with_score_std_21(claim_record):
 
 
 @pytest.mark.fast
-def test_divided_head_starts_soft():
-    """Where SQRT-13's trained std of 3.44 starts: 2/3 at PyTorch's init (our derivation, not a
-    claim of the text, which speaks of the end of training)."""
-    assert _init_score_std(scale=True) == pytest.approx(2 / 3, rel=0.05)
-
-
-@pytest.mark.fast
 @pytest.mark.claim("SQRT-12")
 def test_a_saturated_softmax_passes_almost_no_gradient(claim_record):
     s = torch.randn(64, dtype=torch.float64)

@@ -5,10 +5,10 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model import GPT, causal_mask
 from experiments.configs import tiny_lab_config
-from model.metrics import perplexity
 from experiments.polish_text import ALPHABET, POLISH_LETTERS
+from model import GPT, causal_mask
+from model.metrics import perplexity
 from suite.settings import no_corpus
 
 pytestmark = pytest.mark.fast
@@ -124,8 +124,8 @@ def test_300_steps_of_8_windows_are_2400_passes_and_38400_predictions(claim_reco
     """The lab's own training loop (``train_runs`` -> ``fit``) with its own batch and window:
     the test gives it a text and the 300 steps the claim names, and watches what the model's
     ``forward`` is given after every step. No batch size or window length of ours enters."""
-    from experiments.polish_text import EXCERPT_CHARS, Excerpt
     from experiments.polish_lab import LabConfig, train_runs
+    from experiments.polish_text import EXCERPT_CHARS, Excerpt
     seen = {"windows": 0, "predictions": 0}
     forward = GPT.forward
 
@@ -206,8 +206,8 @@ def test_the_labs_model_is_one_causal_pre_norm_block_predicting_the_next_charact
     """The lab's own model, as the lab trains it: one GPT-2-style block (a LayerNorm before
     attention and before the MLP), 34 symbols, a causal mask, and a loss whose targets are the
     inputs shifted by one character."""
-    from experiments.polish_text import Excerpt
     from experiments.polish_lab import LabConfig, batch_starts, train_runs
+    from experiments.polish_text import Excerpt
     cfg = LabConfig(steps=1, checkpoints=(1,), dtype="float64")
     m = GPT(cfg.model()).double()
     assert (cfg.model().vocab_size, len(m.blocks)) == (len(ALPHABET), 1) == (34, 1)
@@ -233,15 +233,3 @@ def test_the_labs_model_is_one_causal_pre_norm_block_predicting_the_next_charact
     assert rec["loss"][0][0] == pytest.approx(expected.item(), rel=1e-12)
 
 
-@pytest.mark.fast
-@given(n=st.integers(1, 3), k=st.sampled_from([0.001, 0.1, 1.0]), seed=st.integers(0, 2**31 - 1))
-def test_an_ngram_is_a_distribution_over_the_vocabulary_for_any_context(n, k, seed):
-    """The counting baselines' probabilities, as their perplexities use them: for any context,
-    seen or not, p(. | context) sums to 1 over the 34 symbols."""
-    from experiments.ngram import NGram
-    rng = np.random.default_rng(seed)
-    m = NGram(n, 34, k).fit(rng.integers(0, 34, 300))
-    for ctx in (rng.integers(0, 34, n - 1), np.full(n - 1, 33)):  # a random context, and a rare one
-        seqs = np.array([np.r_[ctx, w] for w in range(34)])
-        p = np.exp([m.logprob(s_)[0] for s_ in seqs])
-        assert p.sum() == pytest.approx(1.0, abs=1e-12) and (p > 0).all()

@@ -2,12 +2,11 @@
 import pytest
 import torch
 
-from model import GPT
-from experiments.configs import tiny_lab_config
-from model.params import breakdown, count
 from claimcheck import diverges
+from experiments.configs import tiny_lab_config
+from model import GPT
+from model.params import breakdown, count
 from suite.settings import no_corpus
-
 
 # The per-tensor breakdown of the canonical 4,626-weight model (catalogue C39). Other
 # configurations also sum to 4,626, so the breakdown, not the total, pins the architecture.
@@ -55,16 +54,15 @@ def test_pythia_70m_is_about_fifteen_thousand_toys(claim_record):
 
 # ---- TINY-10: the hand-written numpy lab against a torch autograd mirror -------------------
 
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from experiments.data import CorpusUnavailable  # noqa: E402
+from experiments.numpy_gpt import TinyLab, params_from_torch  # noqa: E402
+from experiments.polish_lab import batches  # noqa: E402
+from suite.catalogue import TINY_LAB  # noqa: E402
 from suite.lab_rules import MAIN, TEXT, draw_lab, exists, k_of_5, k_of_5_rule, per_run
 from suite.rules import TOST_LEVEL, decide_parts  # noqa: E402
-from suite.catalogue import TINY_LAB  # noqa: E402
-from experiments.data import CorpusUnavailable  # noqa: E402
-from experiments.polish_lab import batches  # noqa: E402
-from experiments.numpy_gpt import TinyLab, params_from_torch  # noqa: E402
 
 
 def _pair(seed):
@@ -186,27 +184,6 @@ def test_numpy_and_torch_agree_on_seed_1_for_6400_steps(claim_record):
 # statement about the population of starts: our K of 100 runs against the rate the chapter's k of 5
 # names; "a start shows it" is an existence claim (suite/lab_rules.py, docs/reference/statistics.md).
 
-PINS_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "pins"
-@pytest.mark.fast
-def test_the_excerpt_is_split_5775_500_500_like_the_labs_text(data_regression):
-    """Our setup, not a claim: the excerpts copy the lab's text sizes (TINY-14's 500 and 500,
-    TINY-18's 5,775) by definition, so this checks the cut, and pins the excerpts."""
-    from experiments.polish_text import excerpts
-    try:
-        exs = excerpts(5)
-    except CorpusUnavailable as e:
-        no_corpus(e)
-    assert all((len(ex.train), len(ex.val), len(ex.test)) == (5775, 500, 500) for ex in exs)
-    # the normalised excerpts, pinned by sha256: a new edition or a changed mapping shows here
-    try:
-        data_regression.check({f"excerpt {ex.index} at {ex.offset}": ex.sha256 for ex in exs},
-                              fullpath=PINS_DIR / "pan_tadeusz_excerpts.yml")
-    except AssertionError as e:
-        if "File not found" in str(e):
-            raise
-        pytest.fail("pin fixtures/pins/pan_tadeusz_excerpts.yml is stale: the normalised excerpts changed "
-                    "(another edition of the poem, or a new mapping in experiments/polish_text.py); if intended, "
-                    "rerun with --force-regen and commit the new pin", pytrace=False)
 
 
 @pytest.mark.fast
@@ -353,12 +330,3 @@ from suite.diagnosis_grids import LAB_GRIDS  # noqa: E402
 
 test_tiny14_diagnosis = diagnosis_test(LAB_GRIDS["TINY-14"], tiny14_rule, "lab_point_runs", "slow")
 test_tiny16_diagnosis = diagnosis_test(LAB_GRIDS["TINY-16"], tiny16_rule, "lab_point_runs", "slow")
-
-
-@pytest.mark.fast
-def test_every_lab_grid_point_reads_only_what_its_rule_accepts():
-    import inspect
-    rules = {"TINY-14": tiny14_rule, "TINY-16": tiny16_rule}
-    for claim, grid in LAB_GRIDS.items():
-        for point in grid.points():
-            assert set(point.read) <= set(inspect.signature(rules[claim]).parameters) - {"lab"}, (claim, point.name)

@@ -3,7 +3,7 @@
 Each is a scale of suite/scales.py (or of suite/lab_scale.py, suite/winograd_scale.py): ``ci``
 scales train on the CPU in the slow tier; ``full`` scales are the document's own configuration,
 trained on CUDA or read from committed evidence. ``FIXTURES`` names the session fixture each is
-read through (claims/conftest.py makes them). ``CLAIMS_SEED_OFFSET=k`` shifts every seed below by
+read through (suite/fixtures.py makes them). ``CLAIMS_SEED_OFFSET=k`` shifts every seed below by
 k (suite/settings.py ``seeds``), so that anyone can check that no verdict depends on the seeds it
 happens to run.
 """
@@ -198,7 +198,7 @@ NORM03_MORE = GradNormScale(seeds=tuple(range(5, 25)), settings=(("real", "torch
 COST_CI = CostScale(ns=(128, 256, 512, 1024, 2048, 4096), config=CostConfig(repeats=3, warmup=1))
 
 
-# The session fixture each scale is read through, by name (claims/conftest.py).
+# The session fixture each scale is read through, by name (suite/fixtures.py).
 FIXTURES = {
     "ladder_ci": LADDER_CI, "ladder_full": LADDER_FULL, "ladder_ln_full": LADDER_LN_FULL,
     "depth_ci": DEPTH_CI, "depth_full": DEPTH_FULL,

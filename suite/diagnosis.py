@@ -305,16 +305,27 @@ def check_kind(report: dict, path: Path = KINDS) -> str:
     return got["kind"]
 
 
-def diagnosis_test(grid: Grid, rule, runs: str = "evidence_runs", tier: str = "gpu"):
+def diagnosis_test(grid: Grid, rule, runs: str = "evidence_runs", tier: str = "gpu", accepts=None):
     """The test that reports ``grid``: the claim's rule at every point, beside its verdict. It
     names no claim, so it never changes one; a crash in it is a failure of the suite. ``runs``
     names the fixture that reads a point's runs (``scale -> runs``); ``tier`` is its mark: the
     evidence of full scales is judged where the full scale is, and a grid around a scale the slow
-    tier trains (the Winograd task) beside it."""
-
-    if "level" not in inspect.signature(rule).parameters:
+    tier trains (the Winograd task) beside it. ``accepts``: the read options a rule that takes
+    ``**read`` passes on (by default, the rule's own keyword parameters). A rule that cannot take
+    a point's read options, or a level, fails here, when the test is made, not when it runs."""
+    params = inspect.signature(rule).parameters
+    if "level" not in params:
         raise TypeError(f"{grid.claim}: a grid's rule takes level= (its points are judged at the grid's Bonferroni "
                         "level)")
+    if accepts is None:
+        if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            raise TypeError(f"{grid.claim}: a rule that takes **read names what it accepts (accepts=...)")
+        accepts = set(list(params)[1:]) - {"level"}
+    for point in grid.points():
+        unknown = set(point.read) - set(accepts) - {"level"}  # every rule takes level
+        if unknown:
+            raise TypeError(f"{grid.claim}: point {point.name} reads {', '.join(sorted(unknown))}, which its rule "
+                            f"does not take (it takes {', '.join(sorted(accepts)) or 'none'})")
 
     @getattr(pytest.mark, tier)
     @pytest.mark.diagnosis(grid.claim)

@@ -254,3 +254,17 @@ def test_tiled_attention_reads_every_key_when_there_are_not_as_many_as_queries(T
     _close(tiled_attention(q, k, v, causal=False, tile=2), attend(q, k, v, causal=False), 1e-12)
     with pytest.raises(ValueError, match=f"causal attention needs as many keys as queries, got {Tk} keys for 4"):
         tiled_attention(q, k, v, tile=2)
+
+
+def test_a_divided_head_starts_with_a_score_std_of_two_thirds():
+    """Where SQRT-13's trained std of 3.44 starts (our derivation, not a claim of the text, which
+    speaks of the end of training): token and position embeddings N(0, 1) each, nn.Linear's
+    default init, so Var q_j = 2/3 and std(q.k / sqrt(d_k)) = 2/3 at d_k = 1024."""
+    from experiments.configs import sqrt_dk_config
+    from model import GPT, capture_attention
+    torch.manual_seed(0)
+    m = GPT(sqrt_dk_config(1024, scale=True)).eval()
+    with capture_attention(m) as maps, torch.no_grad():
+        m(torch.randint(0, 1024, (16, 128)))
+    assert maps[0].scores.std().item() == pytest.approx(2 / 3, rel=0.05)
+

@@ -1,4 +1,5 @@
 """The named configs build the document's models, and GPTConfig refuses what means nothing."""
+import dataclasses
 import itertools
 import typing
 
@@ -6,9 +7,15 @@ import pytest
 import torch
 import torch.nn as nn
 
+from experiments.configs import (
+    ladder,
+    shakespeare_config,
+    sqrt_dk_config,
+    tiny_lab_config,
+)
 from model import GPT, GPTConfig, gpt2_small_config
-from experiments.configs import ladder, shakespeare_config, sqrt_dk_config, tiny_lab_config
 from model.attention import UniformMean
+from model.params import config_params, count
 from model.positional import ALiBi, LearnedPosition, NoPosition, RoPE
 
 SMALL = dict(vocab_size=11, block_size=8, d_model=8, n_head=2)  # where the size does not matter
@@ -231,3 +238,20 @@ def test_normal_inits_draw_zero_mean_weights_at_their_std(init, variant):
             assert _is_normal(mod.weight, resid if id(mod) in writes else 0.02), name
         if isinstance(mod, nn.Linear) and mod.bias is not None:
             assert not mod.bias.any(), name
+
+
+@pytest.mark.fast
+def test_each_rung_adds_one_piece_to_the_rung_above():
+    """A chain of small edits: two fields where a piece has two parts (a head *replacing*,
+    four heads *with* W_o), one everywhere else."""
+    rungs = list(ladder().values())
+    for above, below in zip(rungs, rungs[1:]):
+        changed = {f.name for f in dataclasses.fields(above) if getattr(above, f.name) != getattr(below, f.name)}
+        assert 1 <= len(changed) <= 2, changed
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("name", list(ladder()))
+def test_every_rung_builds_with_the_count_its_formula_predicts(name):
+    c = ladder()[name]
+    assert count(GPT(c)) == config_params(c).total

@@ -11,30 +11,79 @@ import json
 import math
 import urllib.error
 from collections import Counter
-
-import numpy as np
 from dataclasses import replace
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
 
-from suite.settings import no_corpus
 from experiments import data, runs
 from experiments.data import CorpusUnavailable
 from experiments.ngram import NGram
-from experiments.numpy_gpt import (TinyLab, attention_forward, cross_entropy_forward, gelu_forward,
-                                   layernorm_forward, params_from_torch)
-from experiments.polish_text import (ALPHABET, EXCERPT_CHARS, FOOTER, POLISH_LETTERS, TEST_CHARS, TRAIN_CHARS,
-                                VAL_CHARS, Excerpt, decode, encode, excerpts, normalise, poem)
-from experiments.polish_lab import (CHECKPOINTS, FIRST_TARGET, K_GRID, LabConfig, batch_starts, batches,
-                                    best_val_test, eval_windows, ngram_scores, train_runs, with_positions)
-from experiments.train import (FIRST_LOSSES, SHAKESPEARE_FULL, TrainConfig, fit, lr_at, perplexities,
-                               replay, token_batches, train, windows)
-from experiments.winograd import (CROSSER, QUERY_AT, fixed_task, format_row, leaky_task, model_config,
-                                  score, train_task)
+from experiments.numpy_gpt import (
+    TinyLab,
+    attention_forward,
+    cross_entropy_forward,
+    gelu_forward,
+    layernorm_forward,
+    params_from_torch,
+)
+from experiments.polish_lab import (
+    CHECKPOINTS,
+    FIRST_TARGET,
+    K_GRID,
+    LabConfig,
+    batch_starts,
+    batches,
+    best_val_test,
+    eval_windows,
+    ngram_scores,
+    train_runs,
+    with_positions,
+)
+from experiments.polish_text import (
+    ALPHABET,
+    EXCERPT_CHARS,
+    FOOTER,
+    POLISH_LETTERS,
+    TEST_CHARS,
+    TRAIN_CHARS,
+    VAL_CHARS,
+    Excerpt,
+    decode,
+    encode,
+    excerpts,
+    normalise,
+    poem,
+)
+from experiments.train import (
+    FIRST_LOSSES,
+    SHAKESPEARE_FULL,
+    TrainConfig,
+    fit,
+    lr_at,
+    perplexities,
+    replay,
+    token_batches,
+    train,
+    windows,
+)
+from experiments.winograd import (
+    CROSSER,
+    QUERY_AT,
+    fixed_task,
+    format_row,
+    leaky_task,
+    model_config,
+    score,
+    train_task,
+)
 from model.gpt import GPT, GPTConfig
 from model.stack import Stack
+from suite.settings import no_corpus
 
 pytestmark = pytest.mark.fast
 
@@ -372,8 +421,8 @@ def test_the_labs_batches_are_contiguous_windows_reproducible_per_seed():
     ids = np.arange(n) * 3
     got = list(batches(ids, 5, 50))
     assert len(got) == 50
-    for w, st in zip(got, s):
-        assert w.shape == (8, 17) and np.array_equal(w, ids[st[:, None] + np.arange(17)])
+    for w, start in zip(got, s):
+        assert w.shape == (8, 17) and np.array_equal(w, ids[start[:, None] + np.arange(17)])
     assert batch_starts(100, 0, 3, batch=2, T=4).shape == (3, 2)
 
 
@@ -775,3 +824,17 @@ def test_grad_norms_reads_every_reduction_from_one_gradient_per_block_norm_and_s
     assert gn.grad_norms(tokens, (1,))["block"]["pre"][0] == out["block"]["pre"][1]
     with pytest.raises(ValueError, match="batch must be one of"):
         gn.grad_norms(tokens, (0,), batch="mean2")
+
+
+@pytest.mark.fast
+@given(n=st.integers(1, 3), k=st.sampled_from([0.001, 0.1, 1.0]), seed=st.integers(0, 2**31 - 1))
+def test_an_ngram_is_a_distribution_over_the_vocabulary_for_any_context(n, k, seed):
+    """The counting baselines' probabilities, as their perplexities use them: for any context,
+    seen or not, p(. | context) sums to 1 over the 34 symbols."""
+    from experiments.ngram import NGram
+    rng = np.random.default_rng(seed)
+    m = NGram(n, 34, k).fit(rng.integers(0, 34, 300))
+    for ctx in (rng.integers(0, 34, n - 1), np.full(n - 1, 33)):  # a random context, and a rare one
+        seqs = np.array([np.r_[ctx, w] for w in range(34)])
+        p = np.exp([m.logprob(s_)[0] for s_ in seqs])
+        assert p.sum() == pytest.approx(1.0, abs=1e-12) and (p > 0).all()
