@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from suite.evidence import families as evidence, store
+from suite.evidence import families as evidence, recording, store
 from suite.settings import seeds
 from suite.scales import Runs, Scale
 from experiments.train import FIRST_LOSSES
@@ -228,12 +228,10 @@ def test_every_full_scale_family_runs_from_config_to_record_to_judge(family, tmp
     """Config -> training -> evidence record -> Runs, at a smoke scale on the CPU: every field a
     full-scale test reads is there, so a first run on CUDA can fail on its numbers only, never
     on a KeyError. The thresholds are not checked here."""
-    from suite import scales
     smoke = _smoke(family)
-    monkeypatch.setattr(scales, f"SMOKE_{family.upper()}", smoke, raising=False)
-    monkeypatch.setitem(evidence.FAMILIES, f"smoke-{family}", f"SMOKE_{family.upper()}")
+    monkeypatch.setitem(evidence.FAMILIES, f"smoke-{family}", smoke)
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
-    written = evidence.run(f"smoke-{family}", [0], device="cpu", log=lambda *_: None)
+    written = recording.run(f"smoke-{family}", [0], device="cpu", log=lambda *_: None)
     assert len(written) == len(smoke.arms)
     runs = evidence.recorded_runs(smoke)
     assert runs.seeds == (0,)
@@ -298,7 +296,7 @@ def test_fresh_gpu_runs_agree_with_the_cpu_evidence(family, device, request):
 @pytest.mark.fast
 def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_path, monkeypatch):
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
-    todo = evidence.pending()
+    todo = recording.pending()
     first = [(f, p, a) for f, p, a, _ in todo[:2]]
     assert first == [("sqrt-ladder", "", "div-32"), ("sqrt-ladder", "", "nodiv-32")]  # FIRST's order
     each = [(f, p, a, seed) for f, p, a, s in todo for seed in s]
@@ -319,7 +317,7 @@ def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_pat
     out.parent.mkdir(parents=True)
     out.write_text(json.dumps(rec))
     assert all(not (f == rec["family"] and p == rec.get("point", "") and a == rec["arm"] and rec["seed"] in s)
-               for f, p, a, s in evidence.pending())
+               for f, p, a, s in recording.pending())
 
 
 @pytest.mark.fast
@@ -345,7 +343,7 @@ def test_a_point_that_only_adds_a_curve_records_the_familys_own_run_too(tmp_path
                            "loss": losses}, "first_losses": [5.5] * FIRST_LOSSES, "wall_s": 90.0,
                  "tokens_per_s": 1000} for s in spec.seeds]]
     monkeypatch.setattr(runs, "ensure", ensure)
-    written = evidence.run("norm", [seed], ["post"], point=stated, log=lambda *_: None)
+    written = recording.run("norm", [seed], ["post"], point=stated, log=lambda *_: None)
     assert written == [evidence.path("norm", "post", seed, stated), evidence.path("norm", "post", seed)]
     own = evidence.load("norm", "post", seed)  # schema-checked on load
     assert own["scale"] == "norm-full" and "point" not in own
@@ -353,29 +351,29 @@ def test_a_point_that_only_adds_a_curve_records_the_familys_own_run_too(tmp_path
     assert own["result"]["curve"] == {"step": [1000], "train_ppl": [12.0], "val_ppl": [60.0 + seed],
                                       "loss": [pytest.approx(np.mean(losses), rel=1e-13)]}
     assert own["provenance"]["same_run_as"] == str(evidence.path("norm", "post", seed, stated))
-    assert evidence.run("norm", [seed], ["post"], point=dropout, log=lambda *_: None) == [
+    assert recording.run("norm", [seed], ["post"], point=dropout, log=lambda *_: None) == [
         evidence.path("norm", "post", seed, dropout)]
     # a point record whose family record is gone (deleted as stale, say): pending lists the family's
     # seed, since recording the point again would skip it
     evidence.path("norm", "post", seed).unlink()
-    assert ("norm", "", "post", (seed,)) in evidence.pending()
+    assert ("norm", "", "post", (seed,)) in recording.pending()
 
 
 @pytest.mark.fast
 def test_record_pending_starts_no_group_that_would_overrun_the_budget(monkeypatch):
     clock = [0.0]
-    monkeypatch.setattr(evidence.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(recording.time, "perf_counter", lambda: clock[0])
     groups = [("norm", "", "pre", (1, 2)), ("norm", "", "post", (1, 2)), ("ladder", "", "mean", (1,)),
               ("ladder", "", "+mlp", (1,))]
-    monkeypatch.setattr(evidence, "pending", lambda: groups)
+    monkeypatch.setattr(recording, "pending", lambda: groups)
     trained, said = [], []
 
     def run(fam, seeds, arms, device, log, point, stack):
         trained.append((fam, arms[0], tuple(seeds), device, stack))
         clock[0] += 100.0  # every group takes 100 s
         return []
-    monkeypatch.setattr(evidence, "run", run)
-    evidence.record_pending("cuda", budget_s=320, stack=True, log=said.append)
+    monkeypatch.setattr(recording, "run", run)
+    recording.record_pending("cuda", budget_s=320, stack=True, log=said.append)
     # after 2 groups, 120 s are left: less than 1.5 x the slowest group (150 s), so no third starts
     assert trained == [("norm", "pre", (1, 2), "cuda", True), ("norm", "post", (1, 2), "cuda", True)]
     assert said and said[-1].startswith("budget: 120 s left, 2 group(s) not started: ladder/-/mean seeds [1]")
@@ -385,8 +383,8 @@ def test_record_pending_starts_no_group_that_would_overrun_the_budget(monkeypatc
 def test_recording_a_grid_trains_each_point_on_its_own_arms_and_seeds(monkeypatch):
     """A second look (MoreSeeds) shares the stated point's folder but trains only its rule's arms."""
     calls = []
-    monkeypatch.setattr(evidence, "run", lambda fam, seeds, arms, **kw: calls.append((kw["point"], arms, seeds)) or [])
-    evidence.record_grid("NORM-05")
+    monkeypatch.setattr(recording, "run", lambda fam, seeds, arms, **kw: calls.append((kw["point"], arms, seeds)) or [])
+    recording.record_grid("NORM-05")
     more = [c for c in calls if c[0] == "norm-full@stated" and len(c[2]) > 3]
     assert more == [("norm-full@stated", ["pre", "post", "post+warmup"], list(seeds(*range(3, 10))))]
     assert ("norm-full@stated", ["pre", "pre+warmup", "post", "post+warmup"], list(seeds(0, 1, 2))) in calls

@@ -24,7 +24,7 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
-def _parser(families) -> argparse.ArgumentParser:
+def _parser(families, recording) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m suite.evidence", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     device = "cuda" if _cuda() else "cpu"
@@ -43,7 +43,7 @@ def _parser(families) -> argparse.ArgumentParser:
     q = sub.add_parser("pending", help="list what the scales and grids declare and no record holds; with "
                                        "--record, train the families' within --budget-s (a lent GPU's script)")
     q.add_argument("--record", action="store_true")
-    q.add_argument("--budget-s", type=float, default=families.RECORD_BUDGET_S)
+    q.add_argument("--budget-s", type=float, default=recording.RECORD_BUDGET_S)
     q.add_argument("--device", default=device)
     q.add_argument("--no-stack", action="store_true", help="train seeds one at a time (the CPU's faster way)")
     for kind in ("lab", "winograd"):
@@ -54,10 +54,10 @@ def _parser(families) -> argparse.ArgumentParser:
     return ap
 
 
-def _pending(families, lab, winograd) -> None:
+def _pending(recording, lab, winograd) -> None:
     total = 0
-    for fam, point, arm, seeds in families.pending():
-        sc = families.family_scale(fam, point)
+    for fam, point, arm, seeds in recording.pending():
+        sc = recording.family_scale(fam, point)
         steps = sc.trains.get(arm, sc.train).steps * len(seeds)
         total += steps
         print(f"{fam:<12} {point or '-':<40} {arm:<14} {steps:>8,} model-steps  seeds {','.join(map(str, seeds))}")
@@ -87,14 +87,14 @@ def _replay(families, lab, winograd) -> int:
     return 1 if stale else 0
 
 
-def _grid(claim: str, device: str, stack: bool, families, lab, winograd) -> None:
+def _grid(claim: str, device: str, stack: bool, recording, lab, winograd) -> None:
     from suite.diagnosis_grids import GRIDS, LAB_GRIDS, WINOGRAD_GRIDS  # the catalogue's seeds: after the settings
     if claim in LAB_GRIDS:
         lab.record(tuple(p.scale.name for p in LAB_GRIDS[claim].trained()))
     elif claim in WINOGRAD_GRIDS:
         winograd.record(tuple(p.scale.name for p in WINOGRAD_GRIDS[claim].trained()))
     elif claim in GRIDS:
-        families.record_grid(claim, device, stack)
+        recording.record_grid(claim, device, stack)
     else:
         raise SystemExit(f"error: no diagnosis grid for {claim}; grids: "
                          f"{', '.join([*GRIDS, *LAB_GRIDS, *WINOGRAD_GRIDS])}")
@@ -102,30 +102,26 @@ def _grid(claim: str, device: str, stack: bool, families, lab, winograd) -> None
 
 def main(argv=None) -> int:
     settings.exit_on_problem(settings.load())  # one line for a bad variable, before any seed is read
-    from suite.evidence import (  # the catalogue's seeds: after the settings
-        families,
-        lab,
-        winograd,
-    )
-    a = _parser(families).parse_args(argv)
+    from suite.evidence import families, lab, recording, winograd  # the catalogue's seeds: after the settings
+    a = _parser(families, recording).parse_args(argv)
     if a.cmd == "status":
-        families.status()
+        recording.status()
         print(f"{'lab':<10} {len(lab.record_paths())} grid point(s) recorded, {len(lab.pending())} pending")
         print(f"{'winograd':<10} {len(winograd.record_paths())} (point, model) record(s), "
               f"{len(winograd.pending())} pending")
     elif a.cmd == "replay":
         return _replay(families, lab, winograd)
     elif a.cmd == "grid":
-        _grid(a.claim, a.device, a.stack, families, lab, winograd)
+        _grid(a.claim, a.device, a.stack, recording, lab, winograd)
     elif a.cmd == "pending":
         if a.record:
-            families.record_pending(a.device, a.budget_s, not a.no_stack)
+            recording.record_pending(a.device, a.budget_s, not a.no_stack)
         else:
-            _pending(families, lab, winograd)
+            _pending(recording, lab, winograd)
     elif a.cmd in ("lab", "winograd"):
         {"lab": lab, "winograd": winograd}[a.cmd].record(tuple(a.points))
     else:
-        families.run(a.family, [int(s) for s in a.seeds.split(",")], [x for x in a.arms.split(",") if x], a.device,
+        recording.run(a.family, [int(s) for s in a.seeds.split(",")], [x for x in a.arms.split(",") if x], a.device,
                      point=a.point, stack=a.stack)
     return 0
 

@@ -10,16 +10,11 @@ judge these records (``recorded_runs``); with CUDA they train afresh.
 import functools
 import json
 import math
-import sys
-import time
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-import torch
-from tqdm import tqdm
 
-from experiments import runs
 from experiments.data import split
 from experiments.train import FIRST_LOSSES, replay
 from suite import catalogue
@@ -47,12 +42,7 @@ def family_scale(family: str, point: str = ""):
 def points_of(family: str) -> list:
     """The Scale of every grid point recorded under the family's explore/ (suite/diagnosis_grids.py),
     once each; a point is named '<scale>@<setting>=<value>' and so is its folder."""
-    seen = {}
-    for grid in GRIDS.values():
-        for p in grid.trained():
-            if family_of(p.scale.name) == family:
-                seen.setdefault(p.scale.name, p.scale)
-    return list(seen.values())
+    return [s for s in store.trained_points(GRIDS) if family_of(s.name) == family]
 
 
 # scales made of a family's arms on more seeds: they read (and are recorded into) its records
@@ -330,137 +320,3 @@ def replay_movement(rec: dict, tokens) -> tuple[float, float]:
     (ours,) = replay(spec.model, spec.train, tr[: int(spec.train_slice * len(tr))], seeds=(rec["seed"],),
                      steps=store.REPLAY_STEPS)
     return store.movement(ours, rec["first_losses"][:store.REPLAY_STEPS])
-
-
-# ---- the command ---------------------------------------------------------------------------
-
-def _bar(total_steps: int, done_before: list):
-    """``progress(label, steps)`` for the run cache: a tqdm bar per run, and the set's ETA."""
-    start = time.perf_counter()
-
-    def progress(label, steps):
-        bar = tqdm(total=steps, desc=label, unit="step", leave=False, file=sys.stderr)
-
-        def step(n):
-            bar.update(1)
-            if n % 50 == 0 or n == steps:
-                done = done_before[0] + n
-                rate = done / (time.perf_counter() - start)
-                bar.set_postfix_str(f"set ETA {(total_steps - done) / rate / 60:.0f} min")
-            if n == steps:
-                bar.close()
-                done_before[0] += steps
-        return step
-    return progress
-
-
-def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "", stack: bool = False) -> list[Path]:
-    """Train and record what is missing of (arms x seeds); ``stack`` trains an arm's missing
-    seeds side by side (a GPU step is launch-bound: seeds cost little more than one)."""
-    try:
-        scale = family_scale(family, point)
-    except KeyError as e:
-        raise SystemExit(f"error: {e.args[0]}") from None
-    arms = arms or list(scale.arms)
-    unknown = [a for a in arms if a not in scale.arms]
-    if unknown:
-        raise SystemExit(f"error: {family} has no arm {', '.join(unknown)}; its arms: {', '.join(scale.arms)}")
-    todo = [(a, s) for a in arms for s in seeds if load(family, a, s, point) is None]
-    store.commit()  # read now, before a long set: a commit made meanwhile is not this code
-    groups = {}
-    for arm, seed in todo:  # an arm's missing seeds, together or one by one
-        groups.setdefault((arm, None) if stack else (arm, seed), []).append(seed)
-    steps = sum(scale.trains.get(a, scale.train).steps for a, _ in groups)
-    log(f"{family}: {len(todo)} run(s) to train on {device} ({torch.get_num_threads()} threads), "
-        f"{len(arms) * len(seeds) - len(todo)} already recorded")
-    progress, written = _bar(steps, [0]), []
-    for (arm, _), group in groups.items():
-        spec = scale.spec(arm, tuple(group), device)
-        for seed, rec in zip(group, runs.ensure([spec], log=lambda *_: None, progress=progress)[0]):
-            out = path(family, arm, seed, point)
-            one = scale.spec(arm, (seed,), device)  # the record names its own seed's config
-            store.write(out, make_record(family, arm, seed, one, rec, point))
-            written.append(out)
-            log(f"  {arm} seed {seed}: val {rec['val_ppl']:.2f}, train {rec['train_ppl']:.2f}, "
-                f"{rec['wall_s'] / 60:.1f} min -> {store.shown(out)}")
-            if same_run(family, point, arm, seed) and load(family, arm, seed) is None:
-                own = path(family, arm, seed)
-                rec_own = make_record(family, arm, seed, family_scale(family).spec(arm, (seed,), device),
-                                      evaluated_at_end(rec), same_run_as=store.shown(out))
-                store.write(own, rec_own)
-                written.append(own)
-                log(f"  {arm} seed {seed}: the same run is {family}'s own -> {store.shown(own)}")
-    return written
-
-
-def status(log=print):
-    for family in FAMILIES:
-        have = [r for r in records() if r["family"] == family]
-        listed = ", ".join(f"{r['arm']}/{r['seed']} {r['result']['val_ppl']:.2f}" for r in have)
-        log(f"{family:<10} {len(have)} of {len(family_scale(family).arms)} arms x seeds recorded: {listed or '-'}")
-
-
-# What to record first when time is short (a lent GPU's minutes): the seeds a verdict waits for,
-# then the diagnosis grids, then the rest. The norm family's seeds, which its verdicts wait for,
-# come with its grid's stated point (``same_run``), so the family itself is last.
-FIRST = ("sqrt09-full", "depth-full", "ladder-ln-full")
-LAST = ("norm-full", "sqrt-full", "pos-full", "sqrt32-full", "sqrt1024-full", "ladder-full")
-
-
-def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
-    """Every (family, point, arm, missing seeds) that some Scale or grid point declares and no
-    record holds yet, in the order to record them (FIRST, the grids, LAST); a family's seed that a
-    grid point records with its own (``same_run``) is listed at the point only."""
-    named = {s.name: s for s in [*FAMILIES.values(), *SUBSETS]}
-    points = [p for g in GRIDS.values() for p in g.trained()]
-    points = [p.scale for p in sorted(points, key=lambda p: not p.supersedes)]  # second looks decide most: first
-    order = [named[n] for n in FIRST] + points + [named[n] for n in LAST]
-    order += [s for s in named.values() if s not in order]
-    out, seen = [], set()
-    for scale in order:
-        fam, point = family_of(scale.name), point_of(scale.name)
-        for arm in scale.arms:
-            missing = tuple(s for s in scale.seeds if (fam, point, arm, s) not in seen
-                            and load(family_of(scale.name), arm, s, point) is None)
-            seen.update((fam, point, arm, s) for s in scale.seeds)
-            seen.update((fam, "", arm, s) for s in missing if same_run(fam, point, arm, s))  # recording them records these
-            if missing:
-                out.append((fam, point, arm, missing))
-    return out
-
-
-# The default budget of ``record_pending``, in seconds of training: on a lent GPU
-# (tools/device_evidence.sh), 420 s leaves the machine's start and the transfers inside an
-# 8-minute share of a session's 15 device minutes, with time to rerun once.
-RECORD_BUDGET_S = 420
-
-
-def record_pending(device="cuda", budget_s: float = RECORD_BUDGET_S, stack=True, log=print) -> list[Path]:
-    """Record what ``pending()`` lists, in its order, until the budget would be overrun: a group
-    is started only if the slowest group so far would still end inside the budget."""
-    start, slowest, written = time.perf_counter(), 0.0, []
-    todo = pending()
-    for i, (fam, point, arm, seeds) in enumerate(todo):
-        left = budget_s - (time.perf_counter() - start)
-        if left < 1.5 * slowest:
-            log(f"budget: {left:.0f} s left, {len(todo) - i} group(s) not started: "
-                + "; ".join(f"{f}/{p or '-'}/{a} seeds {list(s)}" for f, p, a, s in todo[i:]))
-            break
-        t = time.perf_counter()
-        written += run(fam, list(seeds), [arm], device=device, log=log, point=point, stack=stack)
-        slowest = max(slowest, time.perf_counter() - t)
-    return written
-
-
-def record_grid(claim: str, device="cpu", stack=False, log=print) -> list[Path]:
-    """Record every point of ``claim``'s diagnosis grid that needs training, on the seeds its
-    Scale declares."""
-    if claim not in GRIDS:
-        raise SystemExit(f"error: no diagnosis grid for {claim}; grids: {', '.join(GRIDS)}")
-    written = []
-    for p in GRIDS[claim].trained():
-        fam, point = family_of(p.scale.name), point_of(p.scale.name)
-        log(f"{claim}: point {point}")
-        written += run(fam, list(p.scale.seeds), list(p.scale.arms), device=device, log=log, point=point,
-                       stack=stack)  # a second look trains only the arms its rule reads
-    return written

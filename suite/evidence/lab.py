@@ -32,11 +32,7 @@ COMMAND = "python -m suite.evidence lab"
 
 def points() -> list:
     """Every trained point's LabScale, once."""
-    seen = {}
-    for grid in LAB_GRIDS.values():
-        for p in grid.trained():
-            seen.setdefault(p.scale.name, p.scale)
-    return list(seen.values())
+    return store.trained_points(LAB_GRIDS)
 
 
 def path(point: str):

@@ -154,6 +154,16 @@ def read(path: Path, problems, command: str, names: dict | None = None) -> dict 
     return rec
 
 
+def trained_points(grids: dict) -> list:
+    """The scale of every point of these grids that trains (``Grid.trained``), once each, in
+    declaration order: several claims' grids may share a point."""
+    seen = {}
+    for grid in grids.values():
+        for p in grid.trained():
+            seen.setdefault(p.scale.name, p.scale)
+    return list(seen.values())
+
+
 def check_points(kind: str, names, known) -> None:
     """Before a kind records grid points: only at the suite's own seeds, and only declared points."""
     if settings.current().seed_offset:

@@ -31,11 +31,7 @@ COMMAND = "python -m suite.evidence winograd"
 
 def points() -> list:
     """Every trained point's WinogradScale, once (the five claims share them)."""
-    seen = {}
-    for grid in WINOGRAD_GRIDS.values():
-        for p in grid.trained():
-            seen.setdefault(p.scale.name, p.scale)
-    return list(seen.values())
+    return store.trained_points(WINOGRAD_GRIDS)
 
 
 def recorded_arm(scale, task: str, kind: str) -> dict:
