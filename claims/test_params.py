@@ -60,10 +60,17 @@ def test_block_is_12d2_plus_13d(d):
     assert attention_params(d) + mlp_params(d) + 2 * layernorm_params(d) == 12 * d * d + 13 * d
 
 
-@pytest.mark.claim("PARAM-03", "PARAM-08")
+@pytest.mark.claim("PARAM-03")
 def test_one_built_gpt2_block_has_the_formulas_count(gpt2_ours, claim_record):
+    n = claim_record("PARAM-03", count(gpt2_ours.blocks[0]), expected=12 * 768**2 + 13 * 768, tolerance="exact",
+                     label="one built GPT-2 block, d = 768")
+    assert n == gpt2_block_params(768) == 12 * 768**2 + 13 * 768
+
+
+@pytest.mark.claim("PARAM-08")
+def test_one_built_gpt2_block_is_the_tables_7087872(gpt2_ours, claim_record):
     n = claim_record("PARAM-08", count(gpt2_ours.blocks[0]), expected=7_087_872, tolerance="exact")
-    assert n == gpt2_block_params(768) == TABLE["one block"]
+    assert n == TABLE["one block"]
 
 
 @pytest.mark.claim("PARAM-04")
@@ -77,20 +84,40 @@ def test_dropping_three_attention_biases_saves_2304(claim_record):
     assert count(chapter.blocks[0]) == 12 * 768**2 + 13 * 768 - 3 * 768
 
 
-@pytest.mark.claim("PARAM-05", "PARAM-06", "PARAM-07", "PARAM-09", "PARAM-10")
-def test_the_chapters_table_row_by_row(gpt2_ours, claim_record):
+@pytest.mark.claim("PARAM-05")
+def test_the_chapters_table_is_the_formulas_and_the_head_is_tied(gpt2_ours, claim_record):
     rows = gpt2_small_table()
+    claim_record("PARAM-05", rows["total (weights tied)"], expected=TABLE["total (weights tied)"], tolerance="exact",
+                 label="the table's rows from V·d + n_ctx·d + 12 blocks + final LN, head tied")
     for name in TABLE:
         assert rows[name] == TABLE[name], name
-    b = breakdown(gpt2_ours)
-    built = {"PARAM-06": b["tok.weight"], "PARAM-07": b["pos.table.weight"],
-             "PARAM-09": sum(n for k, n in b.items() if k.startswith("blocks.")),
-             "PARAM-10": b["ln_f.weight"] + b["ln_f.bias"]}
-    for cid, name in [("PARAM-06", "token embeddings"), ("PARAM-07", "position embeddings"),
-                      ("PARAM-09", "12 blocks"), ("PARAM-10", "final LayerNorm")]:
-        claim_record(cid, built[cid], expected=TABLE[name], tolerance="exact", label=f"built {name}")
-        assert built[cid] == TABLE[name]
-    assert "head.weight" not in b  # tied: the output layer is the token table
+    assert "head.weight" not in breakdown(gpt2_ours)  # tied: the output layer is the token table
+
+
+def _row(gpt2_ours, claim_record, cid, name, built):
+    n = claim_record(cid, built(breakdown(gpt2_ours)), expected=TABLE[name], tolerance="exact", label=f"built {name}")
+    assert n == TABLE[name]
+
+
+@pytest.mark.claim("PARAM-06")
+def test_the_token_table_is_the_chapters_row(gpt2_ours, claim_record):
+    _row(gpt2_ours, claim_record, "PARAM-06", "token embeddings", lambda b: b["tok.weight"])
+
+
+@pytest.mark.claim("PARAM-07")
+def test_the_position_table_is_the_chapters_row(gpt2_ours, claim_record):
+    _row(gpt2_ours, claim_record, "PARAM-07", "position embeddings", lambda b: b["pos.table.weight"])
+
+
+@pytest.mark.claim("PARAM-09")
+def test_the_twelve_blocks_are_the_chapters_row(gpt2_ours, claim_record):
+    _row(gpt2_ours, claim_record, "PARAM-09", "12 blocks",
+         lambda b: sum(n for k, n in b.items() if k.startswith("blocks.")))
+
+
+@pytest.mark.claim("PARAM-10")
+def test_the_final_layernorm_is_the_chapters_row(gpt2_ours, claim_record):
+    _row(gpt2_ours, claim_record, "PARAM-10", "final LayerNorm", lambda b: b["ln_f.weight"] + b["ln_f.bias"])
 
 
 @pytest.mark.claim("PARAM-11")
@@ -100,17 +127,37 @@ def test_the_formula_and_our_model_give_the_published_size(gpt2_ours, claim_reco
     assert n == gpt2_small_table()["total (weights tied)"] == 124_439_808
 
 
-@pytest.mark.claim("PARAM-11", "PARAM-02", "PARAM-08")
-def test_hugging_face_gpt2_agrees(claim_record):
+@pytest.fixture(scope="module")
+def hf_gpt2():
+    """Hugging Face's GPT-2 small, shapes only, and the transformers version it came from."""
     tf = _hf()
     with torch.device("meta"):
-        hf = tf.GPT2LMHeadModel(tf.GPT2Config())
+        return tf.GPT2LMHeadModel(tf.GPT2Config()), tf.__version__
+
+
+@pytest.mark.claim("PARAM-11")
+def test_hugging_face_gpt2_has_the_published_size(hf_gpt2, claim_record):
+    hf, version = hf_gpt2
     n = claim_record("PARAM-11", count(hf), expected=124_439_808, tolerance="exact",
-                     label=f"transformers {tf.__version__} GPT2LMHeadModel")
+                     label=f"transformers {version} GPT2LMHeadModel")
     assert n == 124_439_808
-    block = hf.transformer.h[0]
-    assert count(block) == 7_087_872
-    assert count(block.attn.c_attn) + count(block.attn.c_proj) == 2_362_368
+
+
+@pytest.mark.claim("PARAM-08")
+def test_hugging_face_gpt2s_block_has_7087872(hf_gpt2, claim_record):
+    hf, version = hf_gpt2
+    n = claim_record("PARAM-08", count(hf.transformer.h[0]), expected=7_087_872, tolerance="exact",
+                     label=f"transformers {version}: one block")
+    assert n == 7_087_872
+
+
+@pytest.mark.claim("PARAM-02")
+def test_hugging_face_gpt2s_attention_has_2362368(hf_gpt2, claim_record):
+    hf, version = hf_gpt2
+    attn = hf.transformer.h[0].attn
+    n = claim_record("PARAM-02", count(attn.c_attn) + count(attn.c_proj), expected=2_362_368, tolerance="exact",
+                     label=f"transformers {version}: one attention")
+    assert n == 2_362_368
 
 
 @pytest.mark.claim("PARAM-12")

@@ -47,7 +47,7 @@ def _prefix_shuffled(x, t, g):
 
 
 @pytest.mark.fast
-@pytest.mark.claim("POS-03", "TINY-28")
+@pytest.mark.claim("POS-03")
 @given(t=st.integers(2, 11), seed=seeds)
 def test_one_causal_block_cannot_see_order_inside_its_prefix(t, seed):
     torch.manual_seed(seed)
@@ -59,7 +59,7 @@ def test_one_causal_block_cannot_see_order_inside_its_prefix(t, seed):
 
 
 @pytest.mark.fast
-@pytest.mark.claim("POS-03", "TINY-28")
+@pytest.mark.claim("POS-03")
 def test_two_causal_blocks_can_see_order_the_catalogues_caveat(claim_record):
     """Negative control: from the second layer on, the prefix's states carry their own prefixes."""
     torch.manual_seed(0)
@@ -138,10 +138,7 @@ def test_rope_scores_depend_only_on_the_distance(offset, seed):
     assert torch.allclose(rope.apply(q.expand(5, 32), ts).norm(dim=-1), q.norm().expand(5))
 
 
-@pytest.mark.fast
-@pytest.mark.claim("POS-08", "POS-10")
-@given(shift=st.integers(1, 20), seed=seeds, scheme=st.sampled_from(["rope", "alibi"]))
-def test_inside_attention_rope_and_alibi_scores_are_relative(shift, seed, scheme):
+def _scores_are_relative(scheme, shift, seed):
     """As attention applies them: put the same tokens ``shift`` places later (after other
     tokens) and every score among them is unchanged, before the mask. Absolute schemes
     (learned, sinusoidal) would move them."""
@@ -155,6 +152,20 @@ def test_inside_attention_rope_and_alibi_scores_are_relative(shift, seed, scheme
         m(y)
     alone, later = maps[0].scores, maps[1].scores[..., shift:, shift:]  # (1, nh, 24, 24) each
     torch.testing.assert_close(later, alone, rtol=0, atol=1e-9)
+
+
+@pytest.mark.fast
+@pytest.mark.claim("POS-08")
+@given(shift=st.integers(1, 20), seed=seeds)
+def test_inside_attention_rope_scores_are_relative(shift, seed):
+    _scores_are_relative("rope", shift, seed)
+
+
+@pytest.mark.fast
+@pytest.mark.claim("POS-10")
+@given(shift=st.integers(1, 20), seed=seeds)
+def test_inside_attention_alibi_scores_are_relative(shift, seed):
+    _scores_are_relative("alibi", shift, seed)
 
 
 @pytest.mark.fast

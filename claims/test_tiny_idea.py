@@ -46,14 +46,26 @@ def test_the_labs_numpy_demo_one_pass_equals_sixteen(claim_record):
     assert np.allclose(once, alone)
 
 
-@pytest.mark.claim("TINY-03", "TINY-09")
-def test_one_forward_pass_gives_sixteen_predictions_and_loss_terms():
+@pytest.fixture(scope="module")
+def one_pass():
+    """The lab's GPT on a batch of 8 windows of 17: logits, the loss, and its 8 x 16 terms."""
     torch.manual_seed(0)
     m = GPT(tiny_lab_config())
     x = torch.randint(0, 34, (8, 17))
     logits, loss = m(x[:, :-1], x[:, 1:])
     terms = torch.nn.functional.cross_entropy(logits.transpose(1, 2), x[:, 1:], reduction="none")
+    return logits, loss, terms
+
+
+@pytest.mark.claim("TINY-03")
+def test_one_forward_pass_gives_sixteen_predictions_and_loss_terms(one_pass):
+    logits, _, terms = one_pass
     assert logits.shape == (8, 16, 34) and terms.shape == (8, 16)  # 16 predictions per window
+
+
+@pytest.mark.claim("TINY-09")
+def test_the_loss_is_the_mean_cross_entropy_over_all_eight_by_sixteen_positions(one_pass):
+    _, loss, terms = one_pass
     torch.testing.assert_close(loss, terms.mean(), rtol=1e-6, atol=0)  # the mean over 8 x 16
 
 

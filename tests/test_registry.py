@@ -172,3 +172,16 @@ def test_every_test_has_one_tier_and_every_divergence_is_strict_and_for_assertio
              if x.get("strict") != "True" or x.get("raises") != "AssertionError"]
     assert not loose, f"xfail that is not claimcheck.diverges (strict, raises=AssertionError): {loose}"
     assert any(t.xfails for t in tests)  # the scan sees the divergences it is meant to check
+
+
+def test_every_claim_test_names_one_claim():
+    """Each claim's verdict rests on its own assertion: a test that names two claims would fail
+    both when one part fails. A property two chapters state runs once under each claim."""
+    import ast
+    several = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "claims").glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "claim"
+                    and len(node.args) > 1):
+                several.append(f"{path.name}:{node.lineno}")
+    assert not several, f"tests naming several claims: {several}"
