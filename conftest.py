@@ -118,11 +118,11 @@ def _seed_everything():
 
 
 try:  # property tests: deterministic, no example database on disk, no deadline on CPU
-    from hypothesis import settings
+    from hypothesis import settings as hypothesis_settings
 
-    settings.register_profile("claimcheck", max_examples=25, deadline=None, derandomize=True,
+    hypothesis_settings.register_profile("claimcheck", max_examples=25, deadline=None, derandomize=True,
                               database=None, print_blob=True)
-    settings.register_profile("thorough", max_examples=500, deadline=None, database=None)
-    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "claimcheck"))
+    hypothesis_settings.register_profile("thorough", max_examples=500, deadline=None, database=None)
+    hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "claimcheck"))
 except ImportError:  # hypothesis is a test extra; its tests import it and say so
     pass

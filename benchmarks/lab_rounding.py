@@ -15,9 +15,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from suite.catalogue import TINY_LAB
-from experiments.polish_text import excerpts
-from experiments.polish_lab import train_runs, with_positions
+from suite import settings
+
+settings.load()  # an entry point: CLAIMS_* read here, before the catalogue's seeds
+
+from suite.catalogue import TINY_LAB  # noqa: E402
+from experiments.polish_text import excerpts  # noqa: E402
+from experiments.polish_lab import train_runs, with_positions  # noqa: E402
 
 
 def main():

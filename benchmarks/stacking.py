@@ -14,10 +14,14 @@ from dataclasses import replace
 
 import torch
 
-from suite.catalogue import LADDER_CI, NORM_CI, NORM_EQ_CI, POS_CI, SQRT_CI, TINY_LAB, WINOGRAD
-from experiments.train import fit, token_batches
-from experiments.winograd import BATCH, PREDICTIONS, fixed_task, model_config
-from model.stack import Stack
+from suite import settings
+
+settings.load()  # an entry point: CLAIMS_* read here, before the catalogue's seeds
+
+from suite.catalogue import LADDER_CI, NORM_CI, NORM_EQ_CI, POS_CI, SQRT_CI, TINY_LAB, WINOGRAD  # noqa: E402
+from experiments.train import fit, token_batches  # noqa: E402
+from experiments.winograd import BATCH, PREDICTIONS, fixed_task, model_config  # noqa: E402
+from model.stack import Stack  # noqa: E402
 
 
 def _arms():

@@ -12,8 +12,12 @@ import time
 
 import torch
 
-from suite.evidence.families import FAMILIES, family_scale
-from experiments.train import _start, token_batches, fit
+from suite import settings
+
+settings.load()  # an entry point: CLAIMS_* read here, before the catalogue's seeds
+
+from suite.evidence.families import FAMILIES, family_scale  # noqa: E402
+from experiments.train import _start, token_batches, fit  # noqa: E402
 
 
 def step_seconds(cfg, train, steps):

@@ -145,7 +145,7 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
                            "(suite/rules.py: joint)",
                  label="full scale: 2 blocks' train gain and val loss (relative), and the four perplexities: "
                        "mean and 90 % interval")
-    if holds is None:  # the declared second look decides, on fresh seeds (scales.DEPTH_MORE_FULL)
+    if holds is None:  # the declared second look decides, on fresh seeds (catalogue.DEPTH_MORE_FULL)
         from suite.evidence import families as evidence
         from suite.catalogue import DEPTH_MORE_FULL
         fam = evidence.family_of(DEPTH_MORE_FULL.name)

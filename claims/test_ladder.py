@@ -200,7 +200,7 @@ def test_the_residual_is_worth_188_for_the_mean_at_full_scale(ladder_full, claim
 @pytest.mark.claim("ABL-05")
 def test_layernorm_buys_1_8_at_full_scale(ladder_ln_full, claim_record):
     """1.8 +- 50 % ([0.9, 2.7]), the rule of the other ladder gaps; the effect is small beside the
-    seed spread, so it is the mean paired gap over the declared seeds (scales.LADDER_LN_FULL),
+    seed spread, so it is the mean paired gap over the declared seeds (catalogue.LADDER_LN_FULL),
     and its 90 % interval must lie inside the band (TOST, suite/rules.py); across an edge it is
     undecided."""
     gap = ladder_ln_full.val("+mlp") - ladder_ln_full.val("+layernorm")  # paired by seed

@@ -162,7 +162,7 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
                      tolerance=f"joint: 90 % interval inside {list(RATIO_BANDS[norm])}; outside only at "
                                f"{wide_level(TOST_LEVEL, 2) * 100:.3g} % (suite/rules.py: joint)",
                      label=f"{norm}-norm last/first: mean and 90 % interval, seeds {SEEDS[0]}-{SEEDS[-1]} (first look)")
-    if holds is None:  # the declared second look decides (scales.NORM03_MORE), on fresh seeds only
+    if holds is None:  # the declared second look decides (catalogue.NORM03_MORE), on fresh seeds only
         more = NORM03_MORE.seeds
         gn = by_seed(request.getfixturevalue("norm03_more")["real", "torch"], more)["block"]
         value, holds = norm03_judge(gn, more, SECOND_LOOK)

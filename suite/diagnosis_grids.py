@@ -10,7 +10,7 @@ The Winograd grids (WINOGRAD_GRIDS) vary a WinogradScale and the Polish lab's (L
 LabScale, whose stated runs the slow tier trains; their points are recorded by
 ``python -m suite.evidence winograd`` and ``python -m suite.evidence lab`` under
 ``fixtures/evidence/{winograd,lab}/explore/<point>/``. NORM-03's grid measures gradients at
-initialisation (experiments/grad_norms.py; scales.NORM03_GRADS) and is declared in claims/test_norm.py.
+initialisation (experiments/grad_norms.py; catalogue.NORM03_GRADS) and is declared in claims/test_norm.py.
 """
 
 from dataclasses import replace

@@ -1,6 +1,6 @@
 """This document's fixtures, a pytest plugin the root conftest loads: corpora, the run cache, the
 scales of suite/catalogue.py (one session fixture each), committed evidence, and pins with their
-provenance. The claim tests (claims/) read the scales; the pin tests (tests/pins/) the same runs."""
+provenance. The claim tests (claims/) read the scales; the pin tests beside them (claims/) the same runs."""
 import json
 from dataclasses import asdict, is_dataclass
 import platform

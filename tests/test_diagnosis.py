@@ -1,5 +1,5 @@
 """The diagnosis of a divergence (suite/diagnosis.py, suite/diagnosis_grids.py) and the kind of erratum
-it makes (claims/verdict.py): grids, points, the rule at every point, and the report's "why"."""
+it makes (suite/diagnosis.py, claimcheck/verdict.py): grids, points, the rule at every point, and the report's "why"."""
 import json
 from dataclasses import replace
 from pathlib import Path

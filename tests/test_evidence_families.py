@@ -122,7 +122,7 @@ def test_a_tampered_record_on_disk_fails_its_full_scale_test_naming_the_field(tm
 
 # ---- replay: the committed numbers come from this code and this configuration ----------------
 
-# The steps retrained per record and their tolerance: suite/evidence/families.py (REPLAY_*). One record per
+# The steps retrained per record and their tolerance: suite/evidence/store.py (REPLAY_*). One record per
 # configuration and code version stands for its seeds (``evidence.replay_groups``), so more seeds
 # of a recorded configuration cost the slow tier nothing; `python -m suite.evidence replay` does all.
 GROUPS = evidence.replay_groups(RECORDS)
@@ -146,7 +146,7 @@ def test_the_first_steps_of_every_evidence_configuration_replay(group, shakespea
 @pytest.mark.fast
 def test_a_replay_is_stale_past_either_tolerance_and_says_which():
     """The loss at initialisation, a forward pass, has a tolerance of its own, far tighter than
-    the trained steps', which amplify kernel rounding (suite/evidence/families.py: REPLAY_RTOL*)."""
+    the trained steps', which amplify kernel rounding (suite/evidence/store.py: REPLAY_RTOL*)."""
     rec = [6.93, 6.90, 6.85, 6.80]
     assert store.movement(rec, rec) == (0.0, 0.0) and store.replay_problem((0.0, 0.0)) == ""
     assert store.REPLAY_RTOL_INIT < store.REPLAY_RTOL

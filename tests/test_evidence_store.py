@@ -66,3 +66,14 @@ def test_a_replay_group_of_an_unreadable_record_stands_alone(tmp_path):
     path = tmp_path / "broken.json"
     path.write_text("{")
     assert families.replay_groups([path]) == [[path]]
+
+
+def test_the_command_says_a_broken_record_in_one_line(tmp_path, monkeypatch):
+    from suite.evidence import __main__ as cli
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
+    (tmp_path / "ladder").mkdir()
+    (tmp_path / "ladder" / "mean-seed0.json").write_text('{"family": "lad')
+    with pytest.raises(SystemExit) as e:
+        cli.main(["status"])
+    line = str(e.value)
+    assert line.startswith("error: ") and "mean-seed0.json is not JSON" in line and "\n" not in line

@@ -1,4 +1,4 @@
-"""The verdict machinery itself (claims/verdict.py): outcomes -> per-scale status -> headline.
+"""The verdict machinery itself (claimcheck/verdict.py): outcomes -> per-scale status -> headline.
 
 Expected values are written out by hand from the module's docstring, never recomputed by it.
 """

@@ -19,7 +19,7 @@ case "${1:-}" in
     data="${CLAIMS_DATA_DIR:-$(cd .. && pwd)/shared/data}"
     mkdir -p "$cache/data" "$cache/bpe"
     cp "$data/tinyshakespeare.txt" "$cache/data/"
-    python -c "from experiments.data import bpe_tokens; bpe_tokens('tinyshakespeare', 1024)"  # trained once here
+    python -c "from suite import settings; settings.load(); from experiments.data import bpe_tokens; bpe_tokens('tinyshakespeare', 1024)"  # trained once here
     bpe="${CLAIMS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/claimcheck}/bpe"
     cp "$bpe"/*.json "$bpe"/*.npy "$cache/bpe/"
     git rev-parse --short HEAD > "$cache/commit"

@@ -64,7 +64,7 @@ def results(text: str) -> dict[str, str]:
 
 
 def modules(target: str) -> list[str]:
-    """The dotted prefixes of the target's mutant names: "model." or "claims.verdict."."""
+    """The dotted prefixes of the target's mutant names: "model." or "claimcheck.verdict."."""
     return [p.removesuffix("/").removesuffix(".py").replace("/", ".") + "." for p in TARGETS[target]]
 
 

@@ -15,7 +15,7 @@ import sys
 
 import torch
 
-from experiments.data import bpe_tokens
+from experiments import data
 from suite import settings
 from suite.evidence import store
 
@@ -70,13 +70,13 @@ def _pending(recording, lab, winograd) -> None:
 
 
 def _replay(families, lab, winograd) -> int:
-    tokens = bpe_tokens("tinyshakespeare", 1024)[0]
+    tokens = data.bpe_tokens("tinyshakespeare", 1024)[0]
     kinds = [(p, lambda rec: families.replay_movement(rec, tokens)) for p in families.record_paths()]
     kinds += [(p, lab.replay_movement) for p in lab.record_paths()]
     kinds += [(p, winograd.replay_movement) for p in winograd.record_paths()]
     stale = 0
     for path, replay in kinds:
-        rec = store.read_json(path, "git restore it")
+        rec = store.read_json(path, "python -m suite.evidence replay")
         moved = replay(rec)
         problem = store.replay_problem(moved)
         stale += bool(problem)
@@ -102,6 +102,13 @@ def _grid(claim: str, device: str, stack: bool, recording, lab, winograd) -> Non
 
 def main(argv=None) -> int:
     settings.exit_on_problem(settings.load())  # one line for a bad variable, before any seed is read
+    try:
+        return _main(argv)
+    except store.InvalidRecord as e:  # a broken record: its one line, never a traceback
+        raise SystemExit(f"error: {e}") from None
+
+
+def _main(argv) -> int:
     from suite.evidence import families, lab, recording, winograd  # the catalogue's seeds: after the settings
     a = _parser(families, recording).parse_args(argv)
     if a.cmd == "status":
