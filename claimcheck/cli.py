@@ -143,7 +143,8 @@ def main(argv=None):
             old = {}
         now = fingerprint.stamp(registry, _texts(registry))
         ids = args.ids or list(registry)
-        stamps = {cid: v for cid, v in old.items() if cid in registry and cid not in ids}
+        # a claim whose quote is not found cannot be stamped: its reviewed stamp stays, and it stays suspect
+        stamps = {cid: v for cid, v in old.items() if cid in registry and (cid not in ids or cid not in now)}
         stamps.update({cid: now[cid] for cid in ids if cid in now})
         fingerprint.save_stamps(path, {cid: stamps[cid] for cid in registry if cid in stamps})
         lost = [cid for cid in ids if cid not in now]

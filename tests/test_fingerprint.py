@@ -211,6 +211,22 @@ def test_stamping_one_claim_leaves_the_others_as_they_were(tmp_path, capsys):
 
 
 @pytest.mark.fast
+def test_stamping_a_claim_whose_quote_is_lost_keeps_its_reviewed_stamp(tmp_path, capsys):
+    """A broken quote cannot be stamped: the command says so and exits 1, and the stamp the
+    author reviewed stays, so the claim still reads suspect against it."""
+    path = _sample(tmp_path)
+    before = fingerprint.load_stamps(tmp_path / "claims.stamps.json")
+    _edit(tmp_path / "it.txt", "pesa ogni token allo", "pesa ogni parola allo")
+    code, out = _stamp(capsys, "--registry", str(path), "MEAN-01")
+    assert code == 1 and "quote not found, not stamped: MEAN-01" in out
+    assert fingerprint.load_stamps(tmp_path / "claims.stamps.json") == before
+    assert _check(path)["MEAN-01"]["old"] == MEAN
+    code, out = _stamp(capsys, "--registry", str(path))  # every claim: the lost ones keep theirs too
+    after = fingerprint.load_stamps(tmp_path / "claims.stamps.json")
+    assert code == 1 and after["MEAN-01"] == before["MEAN-01"] and after["MEAN-02"] == before["MEAN-02"]
+
+
+@pytest.mark.fast
 def test_stamping_an_unknown_id_exits_with_one_line_and_writes_nothing(tmp_path, capsys):
     path = _sample(tmp_path)
     before = (tmp_path / "claims.stamps.json").read_bytes()
