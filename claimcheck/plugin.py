@@ -311,7 +311,7 @@ class ClaimReporter:
     def pytest_collection_modifyitems(self, items):
         problems = [p for p in map(_check_item, items) if p]
         if problems:
-            raise pytest.UsageError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+            raise pytest.UsageError("\n".join(problems))  # every mistake, one line each
         for item in items:
             _settle_tier(item)
         need_slow = pytest.mark.skip(reason="slow tier: needs --runslow")

@@ -160,6 +160,17 @@ def test_verdicts_are_identical_under_xdist(scratch):
 
 
 @pytest.mark.fast
+def test_every_test_without_a_tier_is_named_on_a_line_of_its_own(scratch):
+    scratch.makepyfile(test_helpers="def test_one():\n    pass\n\ndef test_two():\n    pass\n")
+    result = scratch.runpytest("--claims-registry", "claims.toml", "--claims-report-dir", "out",
+                               "-p", "no:cacheprovider", "test_helpers.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    for name in ("test_one", "test_two"):
+        assert [line for line in err.splitlines() if f"test_helpers.py::{name}: a test carries exactly one tier" in line]
+
+
+@pytest.mark.fast
 def test_deselected_tiers_are_not_run_with_the_reason(scratch):
     _, doc = _run(scratch, "-m", "fast")
     by = {c["id"]: c for c in doc["claims"]}
