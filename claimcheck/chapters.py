@@ -2,9 +2,10 @@
 verdict colour. A span links to the claim's row in index.html (the row links back to
 ``#q-<ID>``), and its hover gives the verdict, the document's value and ours."""
 import html
-import re
 
+from .fingerprint import places
 from .fmt import fmt
+from .registry import QUOTE_JOIN
 from .verdict import STATUSES, headline_value
 
 COLOURS = {"holds": ("#1a7f37", "#dafbe1"), "fails": ("#cf222e", "#ffebe9"), "diverges": ("#9a6700", "#fff8c5"),
@@ -14,16 +15,15 @@ COLOURS = {"holds": ("#1a7f37", "#dafbe1"), "fails": ("#cf222e", "#ffebe9"), "di
 
 
 def spans(text: str, claims: list[dict]) -> list[tuple[int, int, dict, int]]:
-    """(start, end, claim, part) of every quoted passage found in ``text``, at its first
-    occurrence; spaces may differ between the quote and the text, but, as for the fingerprints
-    (fingerprint.sentences_of), a quote lies within one line."""
+    """(start, end, claim, part) of every quoted passage found in ``text``, at its first place,
+    found as the fingerprints find it (``fingerprint.places``: within a line, else across a
+    hard-wrapped paragraph's line breaks)."""
     out = []
     for c in claims:
-        for i, part in enumerate(c["quote"].split(" […] ")):
-            pattern = r"[^\S\n]+".join(map(re.escape, part.split()))
-            m = re.search(pattern, text) if pattern else None
-            if m:
-                out.append((m.start(), m.end(), c, i))
+        for i, part in enumerate(c["quote"].split(QUOTE_JOIN)):
+            found = places(text, part)
+            if found:
+                out.append((found[0].start, found[0].end, c, i))
     return out
 
 

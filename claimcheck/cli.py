@@ -1,5 +1,6 @@
-"""The ``claimcheck`` command: merge runs, compare two reports, stamp fingerprints.
+"""The ``claimcheck`` command: check the registry, merge runs, compare two reports, stamp fingerprints.
 
+    claimcheck check [--registry claims.toml] [TESTS ...]
     claimcheck merge reports/runs/*/claims.json --out reports
     claimcheck diff A/claims.json B/claims.json [--measured]
     claimcheck stamp [--registry claims.toml] [ID ...]
@@ -13,33 +14,58 @@ import json
 import tomllib
 from pathlib import Path
 
-from . import fingerprint, report
-from .marks import DEFAULT, Settings
+from . import __version__, check, fingerprint, report
+from .marks import DEFAULT, TIERS, Settings
 from .registry import RegistryError, load_registry
+from .suite import read as read_suite
 from .verdict import diff, merge_test
 
 
-def default_registry(folder: Path = Path(".")) -> Path | None:
-    """The registry the project's ini names, in pytest's order: pytest.ini (whatever it holds),
-    then pyproject.toml, tox.ini and setup.cfg."""
+def ini_value(folder: Path, key: str):
+    """An ini option as pytest finds it, in pytest's order: pytest.ini (whatever it holds), then
+    pyproject.toml, tox.ini and setup.cfg. A string, a list (pyproject.toml), or None."""
     def ini(name, section):
         cp = configparser.ConfigParser(interpolation=None)
         cp.read(folder / name, encoding="utf-8")
-        return cp.get(section, "claimcheck_registry").strip() if cp.has_option(section, "claimcheck_registry") else None
+        return cp.get(section, key).strip() if cp.has_option(section, key) else None
 
     if (folder / "pytest.ini").is_file():
-        found = ini("pytest.ini", "pytest")
-        return folder / found if found else None
+        return ini("pytest.ini", "pytest")
     pyproject = folder / "pyproject.toml"
     if pyproject.is_file():
         options = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {})
         if "ini_options" in options:
-            found = options["ini_options"].get("claimcheck_registry")
-            return folder / found if found else None
+            return options["ini_options"].get(key)
     for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
         if (folder / name).is_file() and ini(name, section):
-            return folder / ini(name, section)
+            return ini(name, section)
     return None
+
+
+def _lines(value) -> list[str]:
+    if value is None:
+        return []
+    return [v.strip() for v in (value if isinstance(value, list) else value.splitlines()) if v.strip()]
+
+
+def default_registry(folder: Path = Path(".")) -> Path | None:
+    """The registry the project's ini names (``claimcheck_registry``)."""
+    found = ini_value(folder, "claimcheck_registry")
+    return folder / found if found else None
+
+
+def check_command(registry, folder: Path, tests: list[str]) -> int:
+    """``claimcheck check``: print every problem, one line each; 1 when any is an error."""
+    tiers = tuple(line.partition(":")[0].strip() for line in _lines(ini_value(folder, "claimcheck_tiers"))) or TIERS
+    paths = tests or [p for v in _lines(ini_value(folder, "testpaths")) for p in v.split()]
+    entries = read_suite(folder, paths, tiers)
+    found = check.problems(registry, _texts(registry), entries)
+    for p in found:
+        print(("error   " if p.error else "warning ") + str(p))
+    errors = sum(p.error for p in found)
+    print(f"{registry.path.name}: {len(registry)} claims, {len(entries)} tests read; "
+          f"{errors} error(s), {len(found) - errors} warning(s)")
+    return 1 if errors else 0
 
 
 def merge(paths, registry) -> dict:
@@ -97,16 +123,24 @@ def _texts(registry) -> dict[str, str]:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="claimcheck")
+    ap = argparse.ArgumentParser(prog="claimcheck", description="Check a document's claims with pytest: "
+                                 "the registry, stamps, and reports of runs.")
+    ap.add_argument("--version", action="version", version=f"claimcheck {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("check", help="check the registry against its texts and the tests, without running "
+                                     "them: one line per problem; exit 1 when any is an error")
+    c.add_argument("tests", nargs="*", help="test files or folders (default: the ini's testpaths, else the "
+                                            "current folder)")
+    c.add_argument("--registry", help="default: the project's claimcheck_registry")
     m = sub.add_parser("merge", help="merge several runs' claims.json into one report")
-    m.add_argument("files", nargs="+")
-    m.add_argument("--out", default="reports")
+    m.add_argument("files", nargs="+", help="the runs' claims.json files (reports/runs/*/claims.json)")
+    m.add_argument("--out", default="reports", help="the folder the merged report is written to "
+                                                     "(default: reports)")
     m.add_argument("--registry", help="default: the project's claimcheck_registry")
     d = sub.add_parser("diff", help="list the claims two reports judge differently, at any scale; exit 1 "
                                     "when any does")
-    d.add_argument("a")
-    d.add_argument("b")
+    d.add_argument("a", help="a report's claims.json")
+    d.add_argument("b", help="another report's claims.json")
     d.add_argument("--measured", action="store_true",
                    help="exit 1 only when a scale both runs measured reads differently: for a run that "
                         "cannot measure a scale (seeds with no recorded evidence, say)")
@@ -130,6 +164,8 @@ def main(argv=None):
               "where one run measured a scale the other did not")
         raise SystemExit(1 if disagree or (rows and not args.measured) else 0)
     registry = _registry(args.registry)
+    if args.cmd == "check":
+        raise SystemExit(check_command(registry, Path("."), args.tests))
     if args.cmd == "stamp":
         unknown = [i for i in args.ids if i not in registry]
         if unknown:

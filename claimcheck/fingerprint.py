@@ -4,12 +4,13 @@ in, and a claim whose sentence no longer reads as stamped is *suspect*.
 The stamps live beside the registry (``claims.toml`` -> ``claims.stamps.json``): claim ID ->
 the sentence(s) and their sha256. ``claimcheck stamp`` rewrites them after a review, as
 Doorstop's ``clear`` does. A quote no longer found in its source is suspect whether or not it
-was ever stamped.
+was ever stamped (and ``claimcheck check`` makes it an error before a run).
 """
-import functools
+import difflib
 import hashlib
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from .registry import QUOTE_JOIN
@@ -22,31 +23,78 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-@functools.lru_cache(maxsize=8)
-def _lines(text: str) -> tuple[str, ...]:
-    """The text's lines, white space collapsed: once per text, not once per quote."""
-    return tuple(_norm(line) for line in text.splitlines())
+# what may stand between two words of a quote: white space within a line, or, when no line holds
+# the quote, within a paragraph (a hard-wrapped one: single line breaks, no blank line)
+_IN_LINE = r"[^\S\n]+"
+_IN_PARAGRAPH = r"(?:[^\S\n]+\n?|\n)[^\S\n]*"
+_BLANK = re.compile(r"\n[^\S\n]*\n")
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a quote sits: ``start``/``end`` in the text, the 1-based ``line`` it starts on, and the
+    whole sentence(s) it overlaps, white space collapsed."""
+    start: int
+    end: int
+    line: int
+    sentence: str
+
+
+def _sentences(text: str, lo: int, hi: int, a: int, b: int) -> str:
+    """The sentences of text[lo:hi] (a line or a paragraph) that overlap text[a:b]."""
+    unit, spans, start = text[lo:hi], [], 0
+    for m in _END.finditer(unit):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(unit)))
+    return _norm(" ".join(unit[x:y] for x, y in spans if x < b - lo and y > a - lo))
+
+
+def places(text: str, quote: str) -> list[Place]:
+    """Every place the quote is found. Spaces may differ from the text's. A quote is looked for
+    within single lines first (prose one paragraph per line; a table row or a line of program
+    output is a unit of its own); when no line holds it, within paragraphs, so a hard-wrapped
+    paragraph's quote is found across its line breaks."""
+    words = quote.split()
+    if not words:
+        return []
+    for sep, wrapped in ((_IN_LINE, False), (_IN_PARAGRAPH, True)):
+        found = []
+        for m in re.finditer(sep.join(map(re.escape, words)), text):
+            a, b = m.span()
+            if wrapped:
+                lo = max((x.end() for x in _BLANK.finditer(text, 0, a + 1) if x.end() <= a), default=0)
+                nxt = _BLANK.search(text, b)
+                hi = nxt.start() if nxt else len(text)
+            else:
+                lo, hi = text.rfind("\n", 0, a) + 1, text.find("\n", b)
+                hi = len(text) if hi < 0 else hi
+            found.append(Place(a, b, text.count("\n", 0, a) + 1, _sentences(text, lo, hi, a, b)))
+        if found:
+            return found
+    return []
+
+
+def nearest(text: str, quote: str) -> tuple[int, str] | None:
+    """(line, passage): the passage of the text most like a quote that is not in it, as many
+    words long, for a message that says what the text reads instead."""
+    words = quote.split()
+    best, where = 0.0, None
+    for n, line in enumerate(text.splitlines(), 1):
+        have = line.split()
+        for i in range(max(1, len(have) - len(words) + 1)):
+            cand = " ".join(have[i:i + len(words)])
+            sm = difflib.SequenceMatcher(None, " ".join(words), cand, autojunk=False)
+            if sm.real_quick_ratio() > best and sm.quick_ratio() > best and sm.ratio() > best:
+                best, where = sm.ratio(), (n, cand)
+    return where if best >= 0.5 else None
 
 
 def sentences_of(text: str, quote: str) -> str | None:
-    """The whole sentence(s) of ``text`` that the quote overlaps, white space collapsed; None when
-    the quote is not in the text. A quote lies within one line: prose is one paragraph per line,
-    and a line of a table or of program output is a unit of its own (a hard-wrapped paragraph
-    has to be unwrapped first: its quotes read "quote not found")."""
-    q = _norm(quote)
-    for line in _lines(text):
-        at = line.find(q)
-        if at < 0:
-            continue
-        start = 0
-        spans = []
-        for m in _END.finditer(line):
-            spans.append((start, m.start()))
-            start = m.end()
-        spans.append((start, len(line)))
-        end = at + len(q)
-        return " ".join(line[a:b] for a, b in spans if a < end and b > at)
-    return None
+    """The whole sentence(s) of ``text`` that the quote overlaps at its first place, white space
+    collapsed; None when the quote is not in the text."""
+    found = places(text, quote)
+    return found[0].sentence if found else None
 
 
 def stamp_of(claim, text: str) -> dict:
@@ -98,7 +146,7 @@ def check(registry, texts: dict[str, str], stamps: dict | None) -> dict[str, dic
         now = stamp_of(c, texts[c.source])
         old = (stamps or {}).get(c.id)
         if now["sentence"] is None:
-            out[c.id] = {"why": "quote not found in the source (a quote lies within one line)",
+            out[c.id] = {"why": "quote not found in the source",
                          "old": old and old["sentence"], "new": None}
         elif old and old["fingerprint"] != now["fingerprint"]:
             out[c.id] = {"why": "the sentence changed since it was stamped", "old": old["sentence"],

@@ -18,24 +18,23 @@ import pytest
 
 # tier -> what it runs; the order is the order of cost
 TIERS = {
-    "fast": "analytic claims: seconds on a laptop CPU",
-    "slow": "training claims at CI scale (CPU minutes); needs --runslow",
-    "gpu": "the document's full configuration; needs --runslow",
+    "fast": "seconds: run by plain pytest",
+    "slow": "minutes; needs --runslow",
+    "gpu": "needs a GPU; needs --runslow",
 }
 
 # scale -> (words in a verdict, what it means), from the lowest to the highest; a claim's
-# headline verdict is read at the highest scale where its tests ran
-SCALES = {
-    "analytic": ("analytic", "identities, counts and Monte-Carlo checks: no training"),
-    "ci": ("CI scale", "training at a reduced configuration that still shows the effect"),
-    "full": ("full scale", "the document's own configuration"),
-}
+# headline verdict is read at the highest scale where its tests ran. A document names its own
+# (claimcheck_scales); one that names none has none, and its verdicts name no scale.
+SCALES: dict = {}
 
 # the scale a tier's test measures at unless it says otherwise; a tier not named here must say
-DEFAULT_SCALE = {"fast": "analytic", "gpu": "full"}
+DEFAULT_SCALE: dict = {}
 
 # tiers that run only with --runslow
 SLOW_TIERS = ("slow", "gpu")
+
+NO_SCALE = ""  # the one scale of a document that names none
 
 
 @dataclass(frozen=True)
@@ -48,10 +47,13 @@ class Settings:
 
     @property
     def words(self) -> dict[str, str]:
-        return {s: w for s, (w, _) in self.scales.items()}
+        return {s: w for s, (w, _) in self.scales.items()} or {NO_SCALE: NO_SCALE}
 
     def test_scale(self, tier: str, declared: str | None) -> str | None:
-        """The scale a test of this tier measures at: the one it declares, or the tier's default."""
+        """The scale a test of this tier measures at: the one it declares, or the tier's default;
+        NO_SCALE where the document names no scales."""
+        if not self.scales:
+            return NO_SCALE
         return declared or self.default_scale.get(tier)
 
 

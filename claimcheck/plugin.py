@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from . import fingerprint, progress, report
+from . import check, fingerprint, progress, report
 from .marks import Undecided, is_divergence_mark, settings_from_ini
 from .registry import RegistryError, load_registry
-from .suite import claims_named
+from .suite import read as read_suite
 from .verdict import unknown_ids
 
 _KEY = pytest.StashKey["ClaimReporter"]()
@@ -45,7 +45,7 @@ def pytest_addhooks(pluginmanager):
 def pytest_addoption(parser):
     g = parser.getgroup("claimcheck")
     g.addoption("--runslow", action="store_true", default=False,
-                help="also run the tiers that claimcheck_slow_tiers names (training claims)")
+                help="also run the tiers that the claimcheck_slow_tiers ini option names")
     g.addoption("--claims-registry", default=None,
                 help="the claim registry (default: the claimcheck_registry ini option)")
     g.addoption("--claims-report-dir", default=None,
@@ -83,9 +83,17 @@ def pytest_configure(config):
         stamps = fingerprint.load_stamps(fingerprint.stamps_path(registry))
     except (RegistryError, ValueError) as e:
         raise pytest.UsageError(str(e)) from None
+    # claimcheck check: the registry against its texts and the whole suite, before any test runs
+    entries = read_suite(root, config.getini("testpaths"), tuple(settings.tiers))
+    found = check.problems(registry, texts, entries)
+    errors = [str(p) for p in found if p.error]
+    if errors:
+        raise pytest.UsageError(f"claimcheck check: {len(errors)} error(s) in the registry or the tests "
+                                "(`claimcheck check` lists them without running pytest)\n" + "\n".join(errors))
     outdir = root / (config.getoption("--claims-report-dir") or config.getini("claimcheck_report_dir"))
     reporter = ClaimReporter(config, registry, outdir, settings)
-    reporter.texts, reporter.stamps = texts, stamps
+    reporter.texts, reporter.stamps, reporter.entries = texts, stamps, entries
+    reporter.notes += [str(p) for p in found if not p.error]
     reporter.keep_runs = _keep_runs(config)  # a bad value is one line now, not at the run's end
     config.stash[_KEY] = reporter
     config.pluginmanager.register(reporter, "claimcheck-reporter")
@@ -134,14 +142,22 @@ def claim_record(request):
     """``claim_record(id, measured, expected=None, tolerance=None, label=None)``.
 
     Puts what a test measured beside what the document says, in the report. The ID must be
-    one the test's ``claim`` marker names.
+    one the test's ``claim`` marker names. A record with no ``label`` is the claim's own number:
+    its ``expected`` defaults to the registry's ``value``, and one the value does not state is an
+    error. A labelled record is a part (one seed, one width) with an ``expected`` of its own.
     """
     names = set(_claims_of(request.node))
+    registry = registry_of(request.config)
 
     def record(claim_id, measured, expected=None, tolerance=None, label=None):
         if claim_id not in names:
             raise ValueError(f"claim_record({claim_id!r}): this test's claim marker names "
                              f"{sorted(names) or 'no claim'}")
+        if label is None and claim_id in registry:  # the claim's own number: the registry's
+            why = check.expected_problem(registry[claim_id], expected)
+            if why:
+                raise ValueError(why)
+            expected = registry[claim_id].value if expected is None else expected
         request.node.user_properties.append(("claim_record", {
             "claim": claim_id, "label": label, "measured": _jsonable(measured),
             "expected": _jsonable(expected), "tolerance": tolerance}))
@@ -203,8 +219,17 @@ _TIER = pytest.StashKey[tuple]()  # (the tier a test runs in, the scale it measu
 
 
 def _marked_tier(item) -> str:
-    tiers = [t for t in item.config.stash[_KEY].settings.tiers if item.get_closest_marker(t)]
-    return tiers[0] if len(tiers) == 1 else "?"
+    """The tier marker's tier; without one, the registry's tier of the claims the test names
+    (a marker is needed only to override it), and "" for a test that names no claim."""
+    reporter = item.config.stash[_KEY]
+    tiers = [t for t in reporter.settings.tiers if item.get_closest_marker(t)]
+    if tiers:
+        return tiers[0] if len(tiers) == 1 else "?"
+    claims = _claims_of(item)
+    named = {reporter.registry[c].tier for c in claims if c in reporter.registry}
+    if not claims:
+        return ""
+    return named.pop() if len(named) == 1 and named <= set(reporter.settings.tiers) else "?"
 
 
 def _tier(item) -> str:
@@ -222,6 +247,8 @@ def _settle_tier(item) -> None:
     """A document may move a test to another tier (pytest_claimcheck_tier); the test keeps its
     marker's scale, and carries the new tier's marker too, so ``-m <tier>`` selects it."""
     marked, scale = _marked_tier(item), _scale(item)
+    if marked and not item.get_closest_marker(marked):  # the registry's tier: ``-m <tier>`` selects it
+        item.add_marker(marked)
     moved = item.ihook.pytest_claimcheck_tier(item=item, tier=marked)  # the conftests above the test only
     if moved and moved != marked:
         if moved not in item.config.stash[_KEY].settings.tiers:
@@ -232,12 +259,23 @@ def _settle_tier(item) -> None:
 
 def _check_item(item) -> str | None:
     """What is wrong with how a test declares its tier and verdict, in one line, or None."""
-    settings = item.config.stash[_KEY].settings
+    reporter = item.config.stash[_KEY]
+    settings, registry = reporter.settings, reporter.registry
     tiers = [t for t in settings.tiers if item.get_closest_marker(t)]
-    if len(tiers) != 1:
-        return (f"{item.nodeid}: a test carries exactly one tier marker ({', '.join(settings.tiers)}); "
-                f"it has {', '.join(tiers) or 'none'}")
+    if len(tiers) > 1:
+        return (f"{item.nodeid}: a test carries at most one tier marker ({', '.join(settings.tiers)}); "
+                f"it has {', '.join(tiers)}")
+    unknown = [c for c in _claims_of(item) if c not in registry]
+    if unknown:
+        return (f"{item.nodeid}: names {', '.join(unknown)}, not in the registry {registry.path.name}; "
+                "add a [[claim]] table or fix the ID")
+    if _marked_tier(item) == "?":
+        named = sorted({registry[c].tier for c in _claims_of(item)})
+        return (f"{item.nodeid}: names claims of registry tier {', '.join(named)}, so it carries a tier marker "
+                f"({', '.join(settings.tiers)})")
     mark = item.get_closest_marker("scale")
+    if mark is not None and not settings.scales:
+        return f"{item.nodeid}: @pytest.mark.scale(...), but this document names no scales (claimcheck_scales)"
     if mark is not None and (len(mark.args) != 1 or mark.args[0] not in settings.scales):
         return f"{item.nodeid}: scale must be one of {', '.join(settings.scales)}, got {mark.args}"
     if _claims_of(item) and _scale(item) is None:
@@ -292,7 +330,7 @@ class ClaimReporter:
         self.is_worker = hasattr(config, "workerinput")
         self.doc = None
         self.notes: list[str] = []
-        self.texts, self.stamps = {}, None
+        self.texts, self.stamps, self.entries = {}, None, []
         self.keep_runs = 0
         # no report for a run that runs nothing: --co (an editor discovering tests), --fixtures
         self.quiet = bool(config.getoption("--no-claims-report") or config.option.collectonly
@@ -443,7 +481,7 @@ class ClaimReporter:
             info.update(part or {})
         run["info"] = {k: str(v) for k, v in info.items()}
         root = Path(self.config.rootpath)
-        suite = claims_named(root, self.config.getini("testpaths"), tuple(self.settings.tiers))
+        suite = {cid for e in self.entries for cid in e.claims}
         run["training"] = progress.finished(self.run_dir / "progress.log")
         texts = self.texts  # read at configure: the text the tests were judged against
         self.doc = report.build(self.registry, self.tests, [run], suite, self.settings,

@@ -21,6 +21,9 @@ class Entry:
     scale: str | None
     claims: tuple[str, ...]
     xfails: tuple[dict, ...] = field(default=())  # keyword arguments of each xfail mark, as source text
+    line: int = 0                                  # the line of its ``def``
+    records: tuple[tuple, ...] = field(default=())  # (claim, expected, line) of each unlabelled
+    # claim_record call whose claim and expected are literals: what ``claimcheck check`` can read
 
 
 def _mark_name(node) -> str | None:
@@ -52,6 +55,23 @@ def _marks(nodes, tiers) -> dict:
         elif name == "diverges":
             out["xfails"].append({"strict": "True", "raises": "AssertionError", "reason": "diverges(...)"})
     return out
+
+
+def _records(func) -> tuple[tuple, ...]:
+    out = []
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Call) and _mark_name(node) == "claim_record" and node.args
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            continue
+        kw = {k.arg: k.value for k in node.keywords}
+        if "expected" not in kw or ("label" in kw and not (isinstance(kw["label"], ast.Constant)
+                                                           and kw["label"].value is None)):
+            continue
+        try:
+            out.append((node.args[0].value, ast.literal_eval(kw["expected"]), node.lineno))
+        except ValueError:  # not a literal: the fixture checks it when the test runs
+            continue
+    return tuple(out)
 
 
 def _module_marks(tree) -> list:
@@ -87,7 +107,8 @@ def read(root: Path, testpaths=(), tiers=TIERS) -> list[Entry]:
                 m = _marks(node.decorator_list, tiers)
                 out.append(Entry(str(path.relative_to(root)), node.name,
                                    tuple(m["tiers"] or module["tiers"]), m["scale"] or module["scale"],
-                                   tuple(module["claims"] + m["claims"]), tuple(module["xfails"] + m["xfails"])))
+                                   tuple(module["claims"] + m["claims"]), tuple(module["xfails"] + m["xfails"]),
+                                   node.lineno, _records(node)))
     return out
 
 

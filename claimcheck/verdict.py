@@ -23,7 +23,7 @@ the verdict refers to a sentence that is no longer the same.
 """
 from collections import defaultdict
 
-from .marks import DEFAULT, Settings
+from .marks import DEFAULT, NO_SCALE, Settings
 
 STATUSES = ("holds", "fails", "diverges", "undecided", "suspect", "not-run", "untested", "descriptive")
 RAN = ("passed", "failed", "error", "xfailed", "undecided", "xpassed")
@@ -49,12 +49,14 @@ def merge_test(a: dict | None, b: dict) -> dict:
 
 
 def tiers_run(tests: dict, settings: Settings = DEFAULT) -> list[str]:
-    ran = {t["tier"] for t in tests.values() if t["outcome"] in RAN}
+    ran = {t["tier"] for t in tests.values() if t["outcome"] in RAN and t.get("tier")}
     return [t for t in settings.tiers if t in ran] + sorted(ran - set(settings.tiers))
 
 
 def measured_scale(test: dict, settings: Settings = DEFAULT) -> str:
     """The scale a test measured at; a record without one (an older run) gets its tier's."""
+    if not settings.scales:
+        return NO_SCALE
     return test.get("scale") or settings.default_scale.get(test.get("tier")) or ("ci" if "ci" in settings.scales else list(settings.scales)[-1])
 
 
@@ -272,11 +274,10 @@ def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset(), setting
         v = claim_verdict(c, ts, in_suite=c.id in suite, settings=settings)
         records = [dict(r, test=n, scale=measured_scale(t, settings)) for n, t in ts for r in t.get("records", [])
                    if r["claim"] == c.id]
-        expected = _value(records, "expected")
         tolerances = list(dict.fromkeys(r["tolerance"] for r in records if r.get("tolerance")))
         out.append({
             "id": c.id, "source": c.source, "section": c.section, "quote": c.quote,
-            "statement": c.statement, "expected": expected if expected is not None else c.value,
+            "statement": c.statement, "expected": c.value,  # the registry is the one source
             "measured": _value(records, "measured"), "tolerance": "; ".join(tolerances) or None,
             "tier": c.tier, "status": v["status"], "scale": v["scale"], "reason": v["reason"],
             "scales": v["scales"], "tests": [n for n, _ in ts], "records": records,

@@ -185,11 +185,13 @@ def test_every_status_has_a_colour_rule():
         assert f".{s} {{ --fg: {fg}; --bg: {bg}; }}" in page
 
 
-def test_a_quote_across_a_line_break_is_not_found_on_the_page_as_in_its_fingerprint():
-    """The page and the fingerprint agree: a quote lies within one line."""
+def test_a_quote_across_a_line_break_is_found_on_the_page_as_in_its_fingerprint():
+    """The page and the fingerprint agree: a hard-wrapped paragraph's quote is found across its
+    line break, and a quote across a blank line (two paragraphs) is found by neither."""
     from claimcheck import fingerprint
-    text = "Prima riga che finisce\ne la seconda riga.\n"
-    doc = {"claims": [_claim("BR", "finisce e la seconda", "holds")], "sources": [], "generated": "now", "commit": "c"}
+    text = "Prima riga che finisce\ne la seconda riga.\n\nUn altro paragrafo.\n"
+    doc = {"claims": [_claim("BR", "finisce e la seconda", "holds"), _claim("NO", "riga. Un altro", "holds")],
+           "sources": [], "generated": "now", "commit": "c"}
     page = annotate(doc, "S", text)
-    assert 'data-claim="BR"' not in page and "Quotes not found in this text: BR" in page
-    assert fingerprint.sentences_of(text, "finisce e la seconda") is None
+    assert 'data-claim="BR"' in page and fingerprint.sentences_of(text, "finisce e la seconda")
+    assert "Quotes not found in this text: NO" in page and fingerprint.sentences_of(text, "riga. Un altro") is None

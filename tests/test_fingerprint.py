@@ -70,8 +70,40 @@ def test_the_sentence_comes_from_the_paragraph_that_holds_the_quote():
 def test_a_quote_not_in_the_text_gives_none():
     text = "Una frase. Un'altra frase."
     assert fingerprint.sentences_of(text, "una terza") is None
-    # a quote must lie within one paragraph
-    assert fingerprint.sentences_of("Fine del primo.\nInizio del secondo.", "primo. Inizio") is None
+    # a quote must lie within one paragraph: a blank line ends it
+    assert fingerprint.sentences_of("Fine del primo.\n\nInizio del secondo.", "primo. Inizio") is None
+
+
+@pytest.mark.fast
+def test_a_hard_wrapped_paragraph_is_matched_across_its_line_breaks():
+    """Markdown wraps prose at ~80 columns: the quote, and its sentence, read across the breaks."""
+    text = "# Titolo\n\nPrima frase. La media pesa ogni\ntoken allo stesso modo,\n  sempre. Fine.\n\nAltro.\n"
+    [place] = fingerprint.places(text, "pesa ogni token allo stesso")
+    assert place.line == 3 and place.sentence == "La media pesa ogni token allo stesso modo, sempre."
+    assert text[place.start:place.end] == "pesa ogni\ntoken allo stesso"
+
+
+@pytest.mark.fast
+def test_a_quote_within_one_line_keeps_its_line_as_its_unit():
+    """A table row or a line of program output is a unit of its own: where one line holds the
+    quote, the sentence never runs on into the next line (the stamps of such quotes stay)."""
+    text = "| a | 37.82 |\n| b | 37.62 |\n"
+    [place] = fingerprint.places(text, "37.82")
+    assert place.line == 1 and place.sentence == "| a | 37.82 |"
+
+
+@pytest.mark.fast
+def test_every_place_of_a_quote_found_twice_is_given():
+    text = "Uno. Due volte qui.\nE due volte qui.\n"
+    assert [p.line for p in fingerprint.places(text, "Due volte qui")] == [1]  # case matters
+    assert [p.line for p in fingerprint.places(text, "volte qui")] == [1, 2]
+
+
+@pytest.mark.fast
+def test_the_nearest_passage_to_a_mistyped_quote():
+    text = "Intro.\nLa media pesa ogni token allo stesso modo.\nFine.\n"
+    assert fingerprint.nearest(text, "pesa ogni tokne allo stesso") == (2, "pesa ogni token allo stesso")
+    assert fingerprint.nearest(text, "qualcosa di completamente diverso e lungo") is None
 
 
 # ---- the real registry ------------------------------------------------------------------------
@@ -98,7 +130,7 @@ def test_the_committed_stamps_are_fresh():
 
 MEAN = "La media pesa ogni token allo stesso modo, per quanto lontano sia, qualunque sia la sua posizione."
 CHANGED = "the sentence changed since it was stamped"
-NOT_FOUND = "quote not found in the source (a quote lies within one line)"
+NOT_FOUND = "quote not found in the source"
 
 
 def _sample(tmp_path) -> Path:

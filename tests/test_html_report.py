@@ -8,9 +8,14 @@ import pytest
 
 from claimcheck import report as render
 from claimcheck.html import page
+from claimcheck.marks import Settings
 from claimcheck.registry import Claim
 
 pytestmark = pytest.mark.fast
+
+# a document of three scales, as this repository's own (pyproject.toml)
+SCALES3 = Settings(scales={"analytic": ("analytic", ""), "ci": ("CI scale", ""), "full": ("full scale", "")},
+                   default_scale={"fast": "analytic", "gpu": "full"})
 
 QUOTE = 'La media <script>alert("x")</script> & co.'
 
@@ -59,7 +64,7 @@ class _Tags(HTMLParser):
 
 @pytest.fixture(scope="module")
 def doc():
-    return render.build(REGISTRY, TESTS, RUNS)
+    return render.build(REGISTRY, TESTS, RUNS, settings=SCALES3)
 
 
 @pytest.fixture(scope="module")

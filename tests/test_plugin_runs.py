@@ -23,7 +23,7 @@ id = "SLOW-01"
 source = "T"
 quote = "Training makes it better."
 statement = "s"
-value = ""
+value = "1.0"
 kind = "qualitative"
 tier = "slow"
 
@@ -71,7 +71,9 @@ def project(tmp_path):
     (tmp_path / "text.txt").write_text("Two and two make four. Training makes it better.\n", encoding="utf-8")
     (tmp_path / "test_it.py").write_text(TESTS, encoding="utf-8")
     (tmp_path / "pytest.ini").write_text("[pytest]\nclaimcheck_registry = claims.toml\n"
-                                         "claimcheck_report_dir = out\n", encoding="utf-8")
+                                         "claimcheck_report_dir = out\n"
+                                         "claimcheck_scales =\n    analytic: no training\n    ci: reduced training\n"
+                                         "claimcheck_default_scales =\n    fast: analytic\n", encoding="utf-8")
     return tmp_path
 
 

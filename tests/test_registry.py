@@ -137,8 +137,9 @@ def _suite():
 def test_the_registry_tiers_agree_with_the_test_markers(request):
     """tier: the cheapest tier of a test naming the claim; full_tier: the tier of its tests at
     the document's full configuration, where that differs. One source: the markers."""
-    from claimcheck.marks import DEFAULT_SCALE, TIERS
-    order = list(TIERS)
+    from claimcheck.marks import settings_from_ini
+    settings = settings_from_ini(request.config)  # this document's tiers and scales (pyproject.toml)
+    order, DEFAULT_SCALE = list(settings.tiers), settings.default_scale
     naming = {}
     for t in _suite():
         for cid in t.claims:
@@ -159,10 +160,11 @@ def test_the_registry_tiers_agree_with_the_test_markers(request):
     assert not wrong, "; ".join(wrong)
 
 
-def test_every_test_has_one_tier_and_every_divergence_is_strict_and_for_assertions_only():
+def test_every_test_has_one_tier_and_every_divergence_is_strict_and_for_assertions_only(request):
     """The plugin refuses these at collection; this reads the source, so a file that no run
     collects is checked too."""
-    from claimcheck.marks import SCALES
+    from claimcheck.marks import settings_from_ini
+    SCALES = settings_from_ini(request.config).scales  # this document's (pyproject.toml)
     tests = _suite()
     assert len(tests) > 200
     assert not [t.name for t in tests if len(t.tiers) != 1]

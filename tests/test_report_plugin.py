@@ -26,6 +26,7 @@ language = "pl"
 
 '''
 # each claim's quote is a sentence of its source
+VALUES = {"P-01": "2.5", "F-01": "7.26", "X-01": "0.7", "G-01": "8.15"}  # what the tests' records expect
 TEXTS = {"it": " ".join(f"The quote of {cid}." for cid in IDS if cid != "F-01"), "pl": "The quote of F-01."}
 REGISTRY = SOURCES + "\n".join(f'''[[claim]]
 id = "{cid}"
@@ -34,7 +35,7 @@ section = "s{cid[0]}"
 where = "L1"
 quote = "quote of {cid}"
 statement = "statement of {cid}"
-value = "doc value of {cid}"
+value = "{VALUES.get(cid, f'doc value of {cid}')}"
 kind = "{kind}"
 tier = "{tier}"
 ''' + ('untestable = "a definition"\n' if kind == "descriptive" else "")
@@ -103,6 +104,9 @@ def test_crashes_before_measuring():
     {}["the field the test reads"]
 '''
 
+SCALES_INI = ("claimcheck_scales =\n    analytic: no training\n    ci (CI scale): reduced\n    full (full scale): the text's\n"
+              "claimcheck_default_scales =\n    fast: analytic\n    gpu: full\n")
+
 EXPECTED = {"P-01": "holds", "F-01": "fails", "X-01": "diverges", "S-01": "not-run",
             "U-01": "untested", "D-01": "descriptive", "M-01": "holds", "G-01": "holds",
             "C-01": "fails"}
@@ -114,7 +118,7 @@ def scratch(pytester, monkeypatch):
     pytester.makefile(".toml", claims=REGISTRY)
     pytester.makefile(".txt", **TEXTS)
     pytester.makepyfile(test_sample=TESTS)
-    pytester.makeini("[pytest]\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n")
+    pytester.makeini("[pytest]\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n" + SCALES_INI)
     return pytester
 
 
@@ -141,7 +145,7 @@ def test_each_claim_gets_exactly_one_verdict(scratch):
     assert doc["summary"] == {"holds": 3, "fails": 2, "diverges": 1, "undecided": 0, "suspect": 0, "not-run": 1, "untested": 1,
                               "descriptive": 1}
     by = {c["id"]: c for c in doc["claims"]}
-    assert by["F-01"]["measured"] == 3.0 and by["F-01"]["expected"] == 7.26
+    assert by["F-01"]["measured"] == 3.0 and by["F-01"]["expected"] == "7.26"  # the registry's value
     assert "no corpus" in by["S-01"]["reason"]
     assert "reproduction disagrees" in by["X-01"]["reason"]
     assert by["U-01"]["expected"] == "doc value of U-01"  # the registry's value when no test says
@@ -160,14 +164,37 @@ def test_verdicts_are_identical_under_xdist(scratch):
 
 
 @pytest.mark.fast
-def test_every_test_without_a_tier_is_named_on_a_line_of_its_own(scratch):
+def test_a_test_that_names_no_claim_needs_no_tier_marker(scratch):
     scratch.makepyfile(test_helpers="def test_one():\n    pass\n\ndef test_two():\n    pass\n")
+    result, doc = _run(scratch)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # F-01 and C-01 fail by design; no usage error
+    result.assert_outcomes(passed=6, failed=2, skipped=1, xfailed=2)  # the two helpers among them
+    assert _statuses(doc) == EXPECTED
+
+
+@pytest.mark.fast
+def test_a_claim_test_without_a_marker_runs_in_its_registry_tier(scratch):
+    scratch.makepyfile(test_unmarked='import pytest\n@pytest.mark.claim("U-01")\ndef test_u(claim_record):\n'
+                                     '    claim_record("U-01", 1)\n')
+    result, doc = _run(scratch, "-m", "fast", "test_unmarked.py")
+    result.assert_outcomes(passed=1)  # -m fast selects it: U-01's registry tier is fast
+    u = next(c for c in doc["claims"] if c["id"] == "U-01")
+    assert u["status"] == "holds" and u["tests"] == ["test_unmarked.py::test_u"]
+    assert u["records"][0]["expected"] == "doc value of U-01"  # expected defaults to the registry's value
+
+
+@pytest.mark.fast
+def test_every_test_that_needs_a_tier_marker_is_named_on_a_line_of_its_own(scratch):
+    """Two claims of different registry tiers leave the tier open: the test must say."""
+    scratch.makepyfile(test_mixed='import pytest\n@pytest.mark.claim("P-01", "X-01")\ndef test_one():\n    pass\n\n'
+                                  '@pytest.mark.claim("P-01", "X-01")\ndef test_two():\n    pass\n')
     result = scratch.runpytest("--claims-registry", "claims.toml", "--claims-report-dir", "out",
-                               "-p", "no:cacheprovider", "test_helpers.py")
+                               "-p", "no:cacheprovider", "test_mixed.py")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
     for name in ("test_one", "test_two"):
-        assert [line for line in err.splitlines() if f"test_helpers.py::{name}: a test carries exactly one tier" in line]
+        assert [line for line in err.splitlines() if name in line and "tiers fast, slow" in line
+                and "carries no tier marker" in line], err
 
 
 @pytest.mark.fast
@@ -204,8 +231,9 @@ def test_runs_merge_into_one_report(scratch, tmp_path):
 @pytest.mark.fast
 def test_an_unknown_claim_id_is_flagged(scratch):
     scratch.makepyfile(test_unknown='import pytest\n@pytest.mark.fast\n@pytest.mark.claim("NOPE-99")\ndef test_x():\n    pass\n')
-    result, doc = _run(scratch)
-    result.stdout.fnmatch_lines(["*UNKNOWN*NOPE-99*"])
+    result = scratch.runpytest("--claims-registry", "claims.toml", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # caught before any test runs
+    result.stderr.fnmatch_lines(["*test_unknown.py:4: NOPE-99: test_x names a claim the registry lacks*"])
 
 
 @pytest.mark.fast
@@ -356,6 +384,12 @@ import pytest
 def judged_evidence(request):
     yield
     request.node.user_properties.append(("claim_evidence", "evidence recorded on CPU X (2 threads), 2026-11-30"))
+
+@pytest.mark.slow
+@pytest.mark.scale("ci")
+@pytest.mark.claim("G-01")
+def test_ci_scale(claim_record):  # G-01's registry tier
+    claim_record("G-01", 8.1)
 
 @pytest.mark.gpu
 @pytest.mark.claim("G-01")
@@ -517,7 +551,7 @@ def test_prune_runs_keeps_the_latest_finished_runs_and_never_one_still_going(tmp
 
 @pytest.mark.fast
 def test_claimcheck_keep_runs_bounds_runs_and_a_bad_value_is_one_line(scratch):
-    scratch.makeini("[pytest]\nclaimcheck_keep_runs = 2\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n")
+    scratch.makeini("[pytest]\nclaimcheck_keep_runs = 2\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n" + SCALES_INI)
     for _ in range(3):
         _run(scratch, "-m", "fast")
     assert len(list((scratch.path / "out" / "runs").iterdir())) == 2
@@ -540,7 +574,7 @@ def early():
 @pytest.mark.fast
 @pytest.mark.claim("P-01")
 def test_straddles(claim_record):
-    claim_record("P-01", [1.23, 0.12, 2.34], expected=1.8, tolerance="90 % interval inside [0.9, 2.7]")
+    claim_record("P-01", [1.23, 0.12, 2.34], tolerance="90 % interval inside [0.9, 2.7]")
     undecided("the 90 % interval [0.12, 2.34] straddles the band [0.9, 2.7]: more seeds decide")
 
 @pytest.mark.fast

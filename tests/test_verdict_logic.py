@@ -9,11 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from claimcheck.marks import Settings
 from claimcheck.verdict import (_short, _value, claim_verdict, diff, figures, headline_text,
                             lower_scale_divergences, merge_test, pins, measured_scale, scale_verdict,
                             unknown_ids, verdicts)
 
 pytestmark = pytest.mark.fast
+
+# the logic is tested on a document of three scales, as this repository's own (pyproject.toml)
+SCALES3 = Settings(scales={"analytic": ("analytic", ""), "ci": ("CI scale", ""), "full": ("full scale", "")},
+                   default_scale={"fast": "analytic", "gpu": "full"})
 
 OUTCOMES = ("passed", "failed", "error", "xfailed", "undecided", "xpassed", "skipped", "deselected",
             "not-reported")
@@ -72,7 +77,7 @@ def test_the_reasons_name_the_failing_test_and_count_what_did_not_run():
     ({}, "ci"), ({"tier": "gpu", "scale": "ci"}, "ci"), ({"tier": "fast", "scale": None}, "analytic"),
 ])
 def test_a_record_without_a_scale_gets_its_tiers(test, scale):
-    assert measured_scale(test) == scale
+    assert measured_scale(test, SCALES3) == scale
 
 
 # --- merge_test: one test seen by two runs -------------------------------------------------
@@ -128,7 +133,7 @@ def test_merge_order_does_not_matter(case):
 # --- claim_verdict: the headline across scales ---------------------------------------------
 
 def verdict(*tests, claim=CLAIM, in_suite=False):
-    return claim_verdict(claim, [(f"c/t.py::t{i}", x) for i, x in enumerate(tests)], in_suite)
+    return claim_verdict(claim, [(f"c/t.py::t{i}", x) for i, x in enumerate(tests)], in_suite, SCALES3)
 
 
 def test_a_full_scale_pass_over_a_ci_divergence_holds_at_full():
@@ -136,7 +141,7 @@ def test_a_full_scale_pass_over_a_ci_divergence_holds_at_full():
     assert (v["status"], v["scale"]) == ("holds", "full")
     assert {s: x["status"] for s, x in v["scales"].items()} == {"ci": "diverges", "full": "holds"}
     assert lower_scale_divergences(v) == ["ci"]
-    assert headline_text(v) == "holds (full scale); diverges at CI scale"
+    assert headline_text(v, SCALES3.words) == "holds (full scale); diverges at CI scale"
 
 
 def test_a_full_scale_divergence_over_a_ci_pass_diverges_at_full():
@@ -144,7 +149,7 @@ def test_a_full_scale_divergence_over_a_ci_pass_diverges_at_full():
     assert (v["status"], v["scale"], v["reason"]) == ("diverges", "full", "t.py::t1: the text is wrong")
     assert v["scales"]["ci"]["status"] == "holds"
     assert lower_scale_divergences(v) == []  # only a holding headline has lower divergences
-    assert headline_text(v) == "diverges (full scale); holds at CI scale"
+    assert headline_text(v, SCALES3.words) == "diverges (full scale); holds at CI scale"
 
 
 @pytest.mark.parametrize("bad, text", [
@@ -156,13 +161,13 @@ def test_a_failure_at_any_scale_makes_the_headline_fail(bad, text):
     v = verdict(*[t("failed" if s == bad else "passed", s) for s in ("analytic", "ci", "full")])
     assert (v["status"], v["scale"]) == ("fails", bad)
     assert lower_scale_divergences(v) == []
-    assert headline_text(v) == text
+    assert headline_text(v, SCALES3.words) == text
 
 
 def test_an_analytic_only_claim_holds_at_analytic():
     v = verdict(t("passed", "analytic"), t("passed", "analytic"))
     assert (v["status"], v["scale"], v["reason"]) == ("holds", "analytic", "2 tests passed")
-    assert headline_text(v) == "holds (analytic)"
+    assert headline_text(v, SCALES3.words) == "holds (analytic)"
     assert lower_scale_divergences(v) == []
 
 
@@ -184,7 +189,7 @@ def test_an_undecided_full_scale_is_the_headline_over_a_ci_pass_and_a_ci_diverge
 def test_a_skipped_full_scale_leaves_the_headline_at_ci():
     v = verdict(t("passed", "ci"), t("skipped", "full", reason="no CUDA"))
     assert (v["status"], v["scale"]) == ("holds", "ci")
-    assert headline_text(v) == "holds (CI scale); not-run at full scale"
+    assert headline_text(v, SCALES3.words) == "holds (CI scale); not-run at full scale"
 
 
 def test_everything_skipped_is_not_run_at_no_scale():
@@ -193,7 +198,7 @@ def test_everything_skipped_is_not_run_at_no_scale():
     assert v["reason"] == ("CI scale: 1 of 1 tests not run: no corpus; "
                            "full scale: 1 of 1 tests not run: not selected")
     assert set(v["scales"]) == {"ci", "full"}
-    assert headline_text(v) == "not-run"
+    assert headline_text(v, SCALES3.words) == "not-run"
     assert lower_scale_divergences(v) == []
 
 
@@ -206,7 +211,7 @@ def test_everything_skipped_is_not_run_at_no_scale():
 def test_a_claim_no_collected_test_names(claim, in_suite, status, reason):
     v = verdict(claim=claim, in_suite=in_suite)
     assert v == {"status": status, "scale": None, "reason": reason, "scales": {}}
-    assert headline_text(v) == status
+    assert headline_text(v, SCALES3.words) == status
     assert lower_scale_divergences(v) == []
 
 
@@ -222,9 +227,9 @@ def test_each_scale_lists_the_tests_that_measured_it():
 
 def test_a_scale_that_agrees_with_the_headline_is_not_repeated():
     v = verdict(t("passed", "analytic"), t("passed", "ci"), t("xfailed", "full", "no"))
-    assert headline_text(v) == "diverges (full scale); holds at analytic; holds at CI scale"
+    assert headline_text(v, SCALES3.words) == "diverges (full scale); holds at analytic; holds at CI scale"
     v = verdict(t("passed", "ci"), t("passed", "full"))
-    assert headline_text(v) == "holds (full scale)"
+    assert headline_text(v, SCALES3.words) == "holds (full scale)"
 
 
 def test_the_reasons_join_every_divergence_skip_and_evidence_in_order():
@@ -271,12 +276,12 @@ def test_a_claims_row_joins_its_tolerances_and_tolerates_tests_without_records()
     tests = {"c/t.py::a": dict(t("passed", "analytic"), records=[rec(1, "rtol 1e-3"), rec(2, None)]),
              "c/t.py::b": dict(t("passed", "analytic"), records=[rec(3, "rtol 1e-3"), rec(4, "exact")]),
              "c/t.py::c": t("passed", "analytic")}  # a record of an older run: no "records"
-    row, = verdicts(REGISTRY, tests)
+    row, = verdicts(REGISTRY, tests, settings=SCALES3)
     assert row["tolerance"] == "rtol 1e-3; exact"
     assert row["measured"] == {"1": 1, "2": 2, "3": 3, "4": 4}
     assert row["expected"] == "v"  # no record says what the document expects: the registry's value
     assert row["tests"] == ["c/t.py::a", "c/t.py::b", "c/t.py::c"]
-    row, = verdicts(REGISTRY, {"c/t.py::c": t("passed", "analytic")})
+    row, = verdicts(REGISTRY, {"c/t.py::c": t("passed", "analytic")}, settings=SCALES3)
     assert row["tolerance"] is None and row["measured"] is None
 
 
@@ -284,7 +289,7 @@ def test_each_record_in_a_row_names_its_test_and_the_scale_it_measured_at():
     rec = {"claim": "X-01", "measured": 1, "expected": 2, "tolerance": "exact", "label": "m"}
     tests = {"c/t.py::a": dict(t("passed", "ci"), records=[rec]),
              "c/t.py::b": dict(t("passed", "ci"), tier="gpu", scale=None, records=[rec])}  # an old record: its tier's
-    row, = verdicts(REGISTRY, tests)
+    row, = verdicts(REGISTRY, tests, settings=SCALES3)
     assert [(r["test"], r["scale"]) for r in row["records"]] == [("c/t.py::a", "ci"), ("c/t.py::b", "full")]
 
 
@@ -314,9 +319,9 @@ def _c(cid, **scales):
 
 
 def test_diff_names_claims_present_in_only_one_run_as_absent():
-    a = {"claims": [{"id": "A", "status": "holds", "scale": "ci"}, {"id": "B", "status": "untested"},
+    a = {"scales": SCALES3.words, "claims": [{"id": "A", "status": "holds", "scale": "ci"}, {"id": "B", "status": "untested"},
                     {"id": "C", "status": "fails", "scale": "full"}]}
-    b = {"claims": [{"id": "B", "status": "untested", "scale": None}, {"id": "C", "status": "holds", "scale": "full"},
+    b = {"scales": SCALES3.words, "claims": [{"id": "B", "status": "untested", "scale": None}, {"id": "C", "status": "holds", "scale": "full"},
                     {"id": "D", "status": "not-run"}]}
     assert [(r["id"], r["a"], r["b"]) for r in diff(a, b)] == [
         ("A", "holds (CI scale)", "absent"), ("C", "fails (full scale)", "holds (full scale)"), ("D", "absent", "not-run")]
@@ -326,10 +331,10 @@ def test_diff_names_claims_present_in_only_one_run_as_absent():
 
 
 def test_diff_compares_every_scale_and_tells_a_disagreement_from_a_scale_one_run_did_not_measure():
-    a = {"claims": [_c("SAME", ci="holds", full="holds"), _c("LOWER", ci="holds", full="holds"),
+    a = {"scales": SCALES3.words, "claims": [_c("SAME", ci="holds", full="holds"), _c("LOWER", ci="holds", full="holds"),
                     _c("GONE", ci="diverges", full="holds"), _c("BOTH", ci="holds", full="holds"),
                     _c("KINDS"), _c("FAIL", ci="holds")]}
-    b = {"claims": [_c("SAME", ci="holds", full="holds"), _c("LOWER", ci="diverges", full="holds"),
+    b = {"scales": SCALES3.words, "claims": [_c("SAME", ci="holds", full="holds"), _c("LOWER", ci="diverges", full="holds"),
                     _c("GONE", ci="diverges", full="not-run"), _c("BOTH", ci="diverges", full="not-run"),
                     dict(_c("KINDS"), status="descriptive"), _c("FAIL", ci="fails")]}
     rows = {r["id"]: r for r in diff(a, b)}
@@ -349,12 +354,12 @@ def test_diff_shows_an_erratum_whose_kind_moved():
     def c(kind):
         return dict(_c("X", full="diverges"), status="diverges", scale="full",
                     **({"diagnosis": {"kind": kind}} if kind else {}))
-    (row,) = diff({"claims": [c("unstated")]}, {"claims": [c("pending")]})
+    (row,) = diff({"scales": SCALES3.words, "claims": [c("unstated")]}, {"scales": SCALES3.words, "claims": [c("pending")]})
     assert row == {"id": "X", "a": "diverges (full scale) [unstated]", "b": "diverges (full scale) [pending]",
                    "disagrees": ["kind"], "one_run": []}
-    assert diff({"claims": [c("text")]}, {"claims": [c("text")]}) == []
+    assert diff({"scales": SCALES3.words, "claims": [c("text")]}, {"scales": SCALES3.words, "claims": [c("text")]}) == []
     # a kind only one report gives comes with a headline that moved, which the row already shows
-    (row,) = diff({"claims": [c(None)]}, {"claims": [c("pending")]})
+    (row,) = diff({"scales": SCALES3.words, "claims": [c(None)]}, {"scales": SCALES3.words, "claims": [c("pending")]})
     assert row["disagrees"] == ["headline"]
 
 

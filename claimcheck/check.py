@@ -1,0 +1,157 @@
+"""The registry read against its texts and its suite, before any test runs: ``claimcheck check``,
+and the start of every pytest run.
+
+Each problem is one line that names the file and line, the claim, what is wrong and how to fix
+it. An error stops a pytest run before its first test (exit 4); a warning is printed and goes
+into the report's notes.
+
+    errors:   a quote not in its text (with the nearest passage), a test naming a claim the
+              registry lacks, a registry tier (or full_tier) no test of the claim carries, a
+              test that names claims of different tiers and no tier marker, a record's
+              ``expected`` the registry's value does not state
+    warnings: a quote found more than once (it binds to the first place), a claim no test names
+"""
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from .fingerprint import nearest, places
+
+_NUMBER = re.compile(r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+−]?\d+)?(?:/\d+)?")
+
+
+@dataclass(frozen=True)
+class Problem:
+    where: str    # "claims.toml:12", "test_sort.py:40": the line to edit
+    claim: str
+    message: str  # what is wrong, then how to fix it
+    error: bool = True
+
+    def __str__(self):
+        return f"{self.where}: {self.claim}: {self.message}"
+
+
+def registry_lines(registry) -> dict[str, int]:
+    """claim ID -> the line of its ``id = "..."`` in the registry file (the table's first line
+    that names it)."""
+    out = {}
+    try:
+        lines = registry.path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return out
+    for n, line in enumerate(lines, 1):
+        m = re.match(r"\s*id\s*=\s*[\"']([^\"']+)[\"']", line)
+        if m and m.group(1) in registry and m.group(1) not in out:
+            out[m.group(1)] = n
+    return out
+
+
+def _numbers(text: str) -> list[float]:
+    out = []
+    for m in _NUMBER.finditer(text):
+        s = m.group().replace("−", "-").replace(",", "")
+        num, _, den = s.partition("/")
+        try:
+            out.append(float(num) / float(den) if den else float(num))
+        except (ValueError, ZeroDivisionError):
+            continue
+    return out
+
+
+def stated(value: str, expected) -> bool:
+    """Whether the registry's ``value`` states ``expected``: the same text, a number written in it
+    ("1,115,394", "2.98e-08", "1/100"), a list or dict of such, or words that it contains."""
+    if expected is None:
+        return True
+    if isinstance(expected, dict):
+        return all(stated(value, v) for v in expected.values())
+    if isinstance(expected, (list, tuple)):
+        return all(stated(value, v) for v in expected)
+    if isinstance(expected, bool) or not isinstance(expected, (int, float)):
+        return str(expected).strip().lower() in value.lower()
+    return any(math.isclose(float(expected), x, rel_tol=1e-9, abs_tol=0.0) for x in _numbers(value))
+
+
+def expected_problem(claim, expected) -> str | None:
+    """Why a record with no label may not carry this ``expected`` (it is the claim's own number,
+    so the registry's value must state it), or None."""
+    if stated(claim.value, expected):
+        return None
+    return (f"claim_record({claim.id!r}, expected={expected!r}): the registry's value is {claim.value!r}, "
+            "which does not state it; drop expected= (it defaults to the registry's value), fix the "
+            "registry's value, or give the record a label= if it measures something else")
+
+
+def quote_problems(registry, texts: dict[str, str]) -> list[Problem]:
+    """Quotes not in their text (errors, with the nearest passage) and quotes found more than
+    once (warnings)."""
+    out, lines = [], registry_lines(registry)
+    for c in registry.values():
+        where = f"{registry.path.name}:{lines.get(c.id, '?')}"
+        source = registry.sources[c.source]
+        for part in c.quotes:
+            found = places(texts[c.source], part)
+            if not found:
+                near = nearest(texts[c.source], part)
+                hint = (f"; nearest, line {near[0]} of {source.file}: {near[1]!r}" if near else "")
+                out.append(Problem(where, c.id, f"quote {part!r} not found in {source.file}{hint}; "
+                                                "copy the passage from the text into quote"))
+            elif len(found) > 1:
+                at = ", ".join(str(p.line) for p in found)
+                out.append(Problem(where, c.id, f"quote {part!r} found {len(found)} times in {source.file} "
+                                                f"(lines {at}); it binds to line {found[0].line}: quote more "
+                                                "of the sentence to make it unique", error=False))
+    return out
+
+
+def entry_tiers(entry, registry) -> tuple[str, ...]:
+    """The tiers a test runs in: its markers', or else its claims' registry tier."""
+    if entry.tiers:
+        return entry.tiers
+    tiers = {registry[c].tier for c in entry.claims if c in registry}
+    return tuple(tiers) if len(tiers) == 1 else ()
+
+
+def suite_problems(registry, entries) -> list[Problem]:
+    """What the tests, read from their source (``suite.read``), say against the registry."""
+    out, lines = [], registry_lines(registry)
+    tiers_of = defaultdict(set)
+    for e in entries:
+        where = f"{e.path}:{e.line}"
+        for cid in e.claims:
+            if cid not in registry:
+                out.append(Problem(where, cid, f"{e.name} names a claim the registry lacks; add a [[claim]] "
+                                               f"table for {cid} or fix the ID"))
+        tiers = entry_tiers(e, registry)
+        if e.claims and not tiers:
+            named = sorted({registry[c].tier for c in e.claims if c in registry})
+            if len(named) > 1:
+                out.append(Problem(where, ", ".join(e.claims), f"{e.name} names claims of tiers {', '.join(named)} "
+                                                               "and carries no tier marker; add one"))
+        for cid in e.claims:
+            tiers_of[cid] |= set(tiers)
+        for cid, expected, line in e.records:
+            if cid in registry and (why := expected_problem(registry[cid], expected)):
+                out.append(Problem(f"{e.path}:{line}", cid, why))
+    for c in registry.values():
+        where = f"{registry.path.name}:{lines.get(c.id, '?')}"
+        have = tiers_of.get(c.id)
+        if not have:
+            if not c.descriptive:
+                out.append(Problem(where, c.id, "no test names this claim: it reads untested; write its test "
+                                                f"(@pytest.mark.claim({c.id!r}))", error=False))
+            continue
+        for key in ("tier", "full_tier"):
+            tier = getattr(c, key)
+            if tier and tier != "none" and tier not in have:
+                out.append(Problem(where, c.id, f"{key} = {tier!r}, but its tests are marked "
+                                                f"{', '.join(sorted(have))}: in a {tier} run it would read not-run; "
+                                                f"set {key} to the tier of a test, or mark a test {tier}"))
+    return out
+
+
+def problems(registry, texts: dict[str, str], entries) -> list[Problem]:
+    """Every problem, errors first, each in registry or file order."""
+    found = quote_problems(registry, texts) + suite_problems(registry, entries)
+    return [p for p in found if p.error] + [p for p in found if not p.error]
