@@ -5,11 +5,11 @@ registry and ini options; ``claimcheck`` is its command (check, merge, diff, sta
 """
 from importlib.metadata import PackageNotFoundError, version
 
-from .marks import diverges, undecided
+from .marks import diverges, evidence_note, pin_checked, undecided
 
 try:
     __version__ = version("claimcheck")
 except PackageNotFoundError:  # run from a source tree that was never installed
     __version__ = "unknown"
 
-__all__ = ["__version__", "diverges", "undecided"]
+__all__ = ["__version__", "diverges", "evidence_note", "pin_checked", "undecided"]

@@ -10,7 +10,7 @@ from .verdict import STATUSES, headline_value
 
 COLOURS = {"holds": ("#1a7f37", "#dafbe1"), "fails": ("#cf222e", "#ffebe9"), "diverges": ("#9a6700", "#fff8c5"),
            "undecided": ("#0a6c74", "#d8f5f7"),
-           "suspect": ("#8250df", "#fbefff"), "not-run": ("#59636e", "#eaeef2"),
+           "suspect": ("#8250df", "#fbefff"), "not-measured": ("#6e7781", "#f6f8fa"), "not-run": ("#59636e", "#eaeef2"),
            "untested": ("#818b98", "#f6f8fa"), "descriptive": ("#0969da", "#ddf4ff")}
 
 
@@ -37,9 +37,16 @@ def _open(c: dict, part: int, cont: bool) -> str:
             f'data-status="{c["status"]}" title="{html.escape(hover)}">{tag}')
 
 
-def _emit(text: str, lo: int, hi: int, todo: list) -> str:
-    """text[lo:hi] with the spans in ``todo`` (all inside it) as nested marks; a span that
-    crosses another's end is cut there and goes on as a continuation."""
+# Each mark's opening and its end travel through escaping or Markdown rendering as one private-use
+# character each, and become HTML afterwards: a span keeps its place whatever the renderer does
+# around it (a quote lies within one line or one paragraph, so within one block).
+_OPEN, _CLOSE = 0xE000, 0xF8FF
+
+
+def _emit(text: str, lo: int, hi: int, todo: list, tags: list) -> str:
+    """text[lo:hi] with the spans in ``todo`` (all inside it) as nested marks, each written as a
+    placeholder character (its opening tag appended to ``tags``); a span that crosses another's
+    end is cut there and goes on as a continuation."""
     out, pos = [], lo
     todo = sorted(todo, key=lambda s: (s[0], -s[1]))
     while todo:
@@ -53,23 +60,49 @@ def _emit(text: str, lo: int, hi: int, todo: list) -> str:
             else:
                 inside.append((s[0], b, s[2], s[3], s[4]))
                 after.append((b, s[1], s[2], s[3], True))
-        out += [html.escape(text[pos:a]), _open(c, part, cont), _emit(text, a, b, inside), "</mark>"]
+        tags.append(_open(c, part, cont))
+        out += [text[pos:a], chr(_OPEN + len(tags) - 1), _emit(text, a, b, inside, tags), chr(_CLOSE)]
         pos = b
         todo = sorted(after, key=lambda s: (s[0], -s[1]))
-    out.append(html.escape(text[pos:hi]))
+    out.append(text[pos:hi])
     return "".join(out)
+
+
+def _clean(text: str) -> str:
+    """The text without characters of the placeholders' range (none in a real chapter)."""
+    return "".join(ch for ch in text if not _OPEN <= ord(ch) <= _CLOSE)
+
+
+def body_html(text: str, spans_: list, markdown: bool) -> str:
+    """The text as HTML with its spans marked: escaped and shown as written, or, for a Markdown
+    source, rendered by markdown-it-py (CommonMark with tables)."""
+    tags: list[str] = []
+    marked = _emit(text, 0, len(text), [(a, b, c, i, False) for a, b, c, i in spans_], tags)
+    if markdown:
+        from markdown_it import MarkdownIt
+        rendered = MarkdownIt("commonmark", {"html": False}).enable("table").render(marked)
+    else:
+        rendered = html.escape(marked)
+    return "".join(tags[ord(ch) - _OPEN] if _OPEN <= ord(ch) < _OPEN + len(tags) else
+                   "</mark>" if ord(ch) == _CLOSE else ch for ch in rendered)
+
+
+def is_markdown(source: dict) -> bool:
+    return str(source.get("file") or "").lower().endswith((".md", ".markdown"))
 
 
 def annotate(doc: dict, source_id: str, text: str) -> str:
     source = next((s for s in doc.get("sources", []) if s["id"] == source_id), {"title": source_id, "language": ""})
     claims = [c for c in doc["claims"] if c["source"] == source_id]
+    text = _clean(text)
     found = spans(text, claims)
     missing = sorted({c["id"] for c in claims} - {s[2]["id"] for s in found})
     counts = {s: sum(c["status"] == s for c in claims) for s in STATUSES}
     css = "\n".join(f".{s} {{ --fg: {fg}; --bg: {bg}; }}" for s, (fg, bg) in COLOURS.items())
     legend = " ".join(f'<span class="{s} pill">{counts[s]} {s}</span>' for s in STATUSES if counts[s])
     note = (f'<p class="meta">Quotes not found in this text: {html.escape(", ".join(missing))}</p>' if missing else "")
-    body = _emit(text, 0, len(text), [(a, b, c, i, False) for a, b, c, i in found])
+    markdown = is_markdown(source)
+    body = body_html(text, found, markdown)
     return f"""<!doctype html>
 <html lang="en">
 <head>
@@ -85,6 +118,8 @@ h1 {{ font-size: 20px; margin: 4px 0; }}
 {css}
 .pill {{ background: var(--bg); color: var(--fg); border-radius: 10px; padding: 0 8px; font-weight: 600; }}
 .text {{ white-space: pre-wrap; }}
+.md table {{ border-collapse: collapse; }} .md td, .md th {{ border: 1px solid #d0d7de; padding: 2px 8px; }}
+.md pre {{ background: #f6f8fa; padding: 8px; overflow-x: auto; }}
 mark {{ background: var(--bg); border-bottom: 2px solid var(--fg); color: inherit; padding: 1px 0; }}
 mark mark {{ border-bottom-style: double; }}
 mark:target {{ outline: 2px solid var(--fg); }}
@@ -101,7 +136,7 @@ value and ours; click its ID for the claim's row. <a href="../index.html">The re
 <p class="meta">{legend}</p>
 {note}
 </header>
-<div class="text" lang="{html.escape(source.get('language') or '')}">{body}</div>
+<div class="{'md' if markdown else 'text'}" lang="{html.escape(source.get('language') or '')}">{body}</div>
 </body>
 </html>
 """

@@ -90,8 +90,9 @@ def merge(paths, registry) -> dict:
         stamps = fingerprint.load_stamps(fingerprint.stamps_path(registry))
     except ValueError as e:
         raise SystemExit(f"merge: {e}") from None
-    suspects = fingerprint.check(registry, _texts(registry), stamps)
-    return report.build(registry, tests, runs, suite, settings, suspects, title)
+    texts = _texts(registry)
+    suspects = fingerprint.check(registry, texts, stamps)
+    return report.build(registry, tests, runs, suite, settings, suspects, title, texts)
 
 
 def _load(path) -> dict:

@@ -1,6 +1,5 @@
 """index.html: the report as one self-contained page (inline CSS and JS, figures linked
 relatively), written beside claims.md."""
-from itertools import groupby
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader
@@ -8,7 +7,7 @@ from markupsafe import Markup
 
 from .badge import badge_svg, badge_text
 from .fmt import lines
-from .verdict import STATUSES, headline_text, headline_value, lower_scale_divergences, point_state
+from .verdict import STATUSES, by_section, headline_text, headline_value, lower_scale_divergences, point_state
 
 _env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True,
                    trim_blocks=True, lstrip_blocks=True)
@@ -30,10 +29,11 @@ def page(doc: dict) -> str:
         figs.setdefault(f["claim"], []).append(f["path"])
     sources = doc.get("sources") or [{"id": s, "title": s, "language": ""}
                                      for s in dict.fromkeys(c["source"] for c in doc["claims"])]
-    rows = [_row(c, figs, {s["id"]: s["language"] for s in sources}) for c in doc["claims"]]
-    chapters = [(s["id"], s["title"], [(sec, list(cs)) for sec, cs in groupby(
-                    (r for r in rows if r["source"] == s["id"]), key=lambda r: r["section"])])
-                for s in sources]
+    files = {s["id"]: s.get("file") or s["id"] for s in sources}
+    rows = [dict(_row(c, figs, {s["id"]: s["language"] for s in sources}),
+                 place=f"{files.get(c['source'], c['source'])}" + (f":{c['line']}" if c.get("line") else ""))
+            for c in doc["claims"]]
+    chapters = [(s["id"], s["title"], by_section([r for r in rows if r["source"] == s["id"]])) for s in sources]
     label, message, hexc, _ = badge_text(doc)
     return _env.get_template("report.html.j2").render(
         doc=doc, statuses=STATUSES, badge=Markup(badge_svg(label, message, hexc)),

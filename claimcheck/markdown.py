@@ -1,12 +1,13 @@
 """claims.md: the report as markdown, errata first."""
 from .badge import badge_text
 from .fmt import cell
-from .verdict import KINDS, STATUSES, headline_text, headline_value, lower_scale_divergences, point_state
+from .verdict import (KINDS, STATUSES, by_section, headline_text, headline_value, lower_scale_divergences,
+                      point_state)
 
 
 STATUS_MARK = {"holds": "✅ holds", "fails": "❌ fails", "diverges": "⚠️ diverges",
                "undecided": "⚖️ undecided",
-               "suspect": "❓ suspect", "not-run": "⏸ not run", "untested": "· untested",
+               "suspect": "❓ suspect", "not-measured": "∅ not measured", "not-run": "⏸ not run", "untested": "· untested",
                "descriptive": "📖 descriptive"}
 
 
@@ -16,15 +17,24 @@ def _scale_note(c: dict) -> str:
     return " " + text.split(" ", 1)[1] if c.get("scale") else ""
 
 
-def _errata_row(c: dict) -> str:
+def _at(c: dict, files: dict) -> str:
+    """'[text.md:12](chapters/S.html#q-ID) · where': the sentence on the annotated page, the source
+    line it starts on, and the registry's ``where``."""
+    name = files.get(c["source"], c["source"])
+    place = f"{name}:{c['line']}" if c.get("line") else name
+    link = f"[{place}](chapters/{c['source']}.html#q-{c['id']})"
+    return link + (f" · {cell(c['where'])}" if c.get("where") else "")
+
+
+def _errata_row(c: dict, files: dict) -> str:
     """The document's value and ours on one line each, at the headline scale; every record
     behind a disclosure."""
     doc_v, ours, label = headline_value(c)
     every = "<br>".join(f"{cell(r.get('label') or r['test'].rsplit('::', 1)[-1])}: {cell(r['measured'])}"
                         for r in c.get("records", []))
     more = f" <details><summary>every record</summary>{every}</details>" if every else ""
-    kind = (c.get("diagnosis") or {}).get("kind") or "—"
-    return (f"| {c['id']} | {cell(headline_text(c))} | {kind} | {cell(c['quote'])} | {cell(doc_v)} | "
+    kind = (c.get("diagnosis") or {}).get("kind") or "—"  # the erratum's kind (text, unstated, ...), not the registry's
+    return (f"| {c['id']} | {cell(headline_text(c))} | {kind} | {cell(c['quote'])}<br>{_at(c, files)} | {cell(doc_v)} | "
             f"{cell(ours)}{' (' + cell(label) + ')' if label else ''}{more} | {cell(c['reason'])} |")
 
 
@@ -75,10 +85,11 @@ def markdown(doc: dict) -> str:
             "Claims where the text and our measurement disagree (`fails`) or where our reproduction "
             "honestly departs from it (`diverges`), at the highest scale that ran. This is the list "
             "a course author would act on.", ""]
-    head = ["| ID | verdict | kind | the document says | document's value | ours | evidence |",
+    files = {src["id"]: src.get("file") or src["id"] for src in doc.get("sources", [])}
+    head = ["| ID | verdict | erratum kind | the document says | document's value | ours | evidence |",
             "|---|---|---|---|---|---|---|"]
     if bad:
-        out += head + [_errata_row(c) for c in bad]
+        out += head + [_errata_row(c, files) for c in bad]
         out += _why(bad)
     else:
         out.append("None in this run.")
@@ -100,7 +111,7 @@ def markdown(doc: dict) -> str:
                 "These hold or are undecided at the highest scale that ran; a reduced configuration does not show "
                 "what the text says.", ""]
         out += head + [f"| {c['id']} | {cell(headline_text(c))} | {(c.get('diagnosis') or {}).get('kind') or '—'} | "
-                       f"{cell(c['quote'])} | "
+                       f"{cell(c['quote'])}<br>{_at(c, files)} | "
                        f"{cell(c['expected'])} | {cell(c['measured'])} | "
                        + cell("; ".join(c["scales"][s]["reason"] for s in lower_scale_divergences(c)))
                        + " |" for c in lower]
@@ -108,19 +119,18 @@ def markdown(doc: dict) -> str:
     figs = {}
     for f in doc.get("figures", []):
         figs.setdefault(f["claim"], []).append(f["path"])
-    for source, title in ((s["id"], s["title"]) for s in doc.get("sources", [])):
-        out += [f"## {title}", ""]
-        section = None
-        for c in (c for c in claims if c["source"] == source):
-            if c["section"] != section:
-                section = c["section"]
-                out += ["", f"### {section}", "",
-                        "| ID | status | claim | document | measured | tolerance | evidence |",
-                        "|---|---|---|---|---|---|---|"]
-            links = " ".join(f"[figure]({p})" for p in figs.get(c["id"], []))
-            out.append(f"| {c['id']} | {STATUS_MARK[c['status']]}{_scale_note(c)} | {cell(c['statement'])} | "
-                       f"{cell(c['expected'])} | {cell(c['measured'])} {links} | "
-                       f"{cell(c['tolerance'])} | {cell(c['reason'])} |")
+    sources = doc.get("sources") or [{"id": s, "title": s} for s in dict.fromkeys(c["source"] for c in claims)]
+    for source, title in ((s["id"], s["title"]) for s in sources):
+        out += [f"## {title}", "", f"[The text, annotated with every verdict](chapters/{source}.html)", ""]
+        for section, rows in by_section([c for c in claims if c["source"] == source]):
+            out += ["", f"### {section}", "",
+                    "| ID | status | claim | document | measured | tolerance | evidence |",
+                    "|---|---|---|---|---|---|---|"]
+            for c in rows:
+                links = " ".join(f"[figure]({p})" for p in figs.get(c["id"], []))
+                out.append(f"| {c['id']} | {STATUS_MARK[c['status']]}{_scale_note(c)} | {cell(c['statement'])}<br>"
+                           f"{_at(c, files)} | {cell(c['expected'])} | {cell(c['measured'])} {links} | "
+                           f"{cell(c['tolerance'])} | {cell(c['reason'])} |")
         out.append("")
     if doc.get("pins"):
         out += ["## Pins", "",

@@ -125,3 +125,22 @@ def is_divergence_mark(mark) -> bool:
     return (mark.name == "xfail" and mark.kwargs.get("strict") is True and not mark.args
             and isinstance(raises, type) and issubclass(raises, AssertionError)
             and bool(mark.kwargs.get("reason")))
+
+
+# What a test adds to its report besides its records, through pytest's user_properties: the keys
+# are the plugin's, the two functions below the documented way to write them.
+EVIDENCE_KEY, PIN_KEY = "claimcheck_evidence", "claimcheck_pin"
+
+
+def evidence_note(node, text: str) -> None:
+    """Say what a test's verdict rests on ("evidence recorded on <device>, <date>", "measured on
+    another text"): the claim's reason ends with it. Callable from a fixture, teardown included;
+    ``node`` is ``request.node``."""
+    node.user_properties.append((EVIDENCE_KEY, str(text)))
+
+
+def pin_checked(node, name: str, file: str, tolerance: str, meaning: str) -> None:
+    """Report a regression pin the test checks (a stored value it compares with): listed in the
+    report's Pins table, fresh when the test passes and stale when it fails. A pin never changes
+    a claim's verdict: a test that checks one names no claim."""
+    node.user_properties.append((PIN_KEY, {"name": name, "file": file, "tolerance": tolerance, "meaning": meaning}))

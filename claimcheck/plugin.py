@@ -21,13 +21,14 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
 import pytest
 
 from . import check, fingerprint, progress, report
-from .marks import Undecided, is_divergence_mark, settings_from_ini
+from .marks import EVIDENCE_KEY, PIN_KEY, Undecided, is_divergence_mark, settings_from_ini
 from .registry import RegistryError, load_registry
 from .suite import read as read_suite
 from .verdict import unknown_ids
@@ -35,6 +36,7 @@ from .verdict import unknown_ids
 _KEY = pytest.StashKey["ClaimReporter"]()
 RUN_ENV = "CLAIMCHECK_RUN_DIR"  # set by the controlling process; xdist workers inherit it
 REASON_CHARS = 300  # characters kept of a test's one-line reason in the report (skip, xfail, failure)
+SCOPES = ("latest", "run")
 
 
 def pytest_addhooks(pluginmanager):
@@ -51,9 +53,14 @@ def pytest_addoption(parser):
     g.addoption("--claims-report-dir", default=None,
                 help="where the report is written (default: the claimcheck_report_dir ini option)")
     g.addoption("--no-claims-report", action="store_true", help="write no report")
+    g.addoption("--claims-report-scope", choices=SCOPES, default=None,
+                help="the report dir's report: 'latest' (each test as the latest run of its tier saw it) or "
+                     "'run' (this run only); default: the claimcheck_report_scope ini option, else latest")
     parser.addini("claimcheck_registry", "the claim registry, relative to the rootdir; no registry, no plugin")
     parser.addini("claimcheck_report_dir", "where the report is written, relative to the rootdir", default="reports")
     parser.addini("claimcheck_title", "the report's title", default="Which claims hold")
+    parser.addini("claimcheck_report_scope", "the report dir's report: latest (the latest run of each tier, "
+                  "merged) or run (this run only)", default="latest")
     parser.addini("claimcheck_tiers", "tiers, cheapest first: 'name: what it runs'", type="linelist")
     parser.addini("claimcheck_scales", "scales, lowest first: 'name (words): what it means'", type="linelist")
     parser.addini("claimcheck_default_scales", "the scale a tier's test measures at: 'tier: scale'",
@@ -95,8 +102,14 @@ def pytest_configure(config):
     reporter.texts, reporter.stamps, reporter.entries = texts, stamps, entries
     reporter.notes += [str(p) for p in found if not p.error]
     reporter.keep_runs = _keep_runs(config)  # a bad value is one line now, not at the run's end
+    reporter.scope = config.getoption("--claims-report-scope") or config.getini("claimcheck_report_scope")
+    if reporter.scope not in SCOPES:
+        raise pytest.UsageError(f"claimcheck_report_scope = {reporter.scope!r}: one of {', '.join(SCOPES)} expected")
     config.stash[_KEY] = reporter
     config.pluginmanager.register(reporter, "claimcheck-reporter")
+    if not reporter.is_worker:  # a run that ends before its report (aborted, a usage error) leaves nothing
+        config.add_cleanup(lambda: (reporter.run_dir / "claims.json").is_file()
+                           or shutil.rmtree(reporter.run_dir, ignore_errors=True))
     log = None if reporter.quiet else progress.register(config, reporter.run_dir)
     if log is not None:
         os.environ[progress.ENV] = str(log)  # before xdist starts its workers, so they inherit it
@@ -331,6 +344,7 @@ class ClaimReporter:
         self.doc = None
         self.notes: list[str] = []
         self.texts, self.stamps, self.entries = {}, None, []
+        self.scope, self.built_from = "latest", []
         self.keep_runs = 0
         # no report for a run that runs nothing: --co (an editor discovering tests), --fixtures
         self.quiet = bool(config.getoption("--no-claims-report") or config.option.collectonly
@@ -406,11 +420,11 @@ class ClaimReporter:
                 t["records"].append(value)
             elif name == "claim_figure" and report.when == "call":
                 t["figures"].append(value)
-            elif name == "claim_pin" and report.when == "call":
+            elif name == PIN_KEY and report.when == "call":
                 t["pins"].append(value)
             elif name == "claim_diagnosis" and report.when == "call":
                 t["diagnosis"] = value
-            elif name == "claim_evidence":  # added at teardown, once the test has read its runs
+            elif name == EVIDENCE_KEY:  # may come at teardown, once the test has read its runs
                 t["evidence"] = value
         outcome = None
         if report.failed:
@@ -454,10 +468,12 @@ class ClaimReporter:
             del rep.wasxfail
 
     # -- output ------------------------------------------------------------------------
-    def _suspects(self, texts) -> dict:
+    def _suspects(self, texts, quiet=False) -> dict:
         """The claims whose sentence changed since it was stamped; no stamps file, no check
         but 'quote not found', and a note that says how to stamp."""
         path, stamps = fingerprint.stamps_path(self.registry), self.stamps
+        if quiet:
+            return fingerprint.check(self.registry, texts, stamps)
         if stamps is None:
             self.notes.append(f"no fingerprints in {path.name}: changed sentences cannot be flagged; "
                               "run `claimcheck stamp` once the quotes are reviewed")
@@ -485,14 +501,40 @@ class ClaimReporter:
         run["training"] = progress.finished(self.run_dir / "progress.log")
         texts = self.texts  # read at configure: the text the tests were judged against
         self.doc = report.build(self.registry, self.tests, [run], suite, self.settings,
-                                self._suspects(texts), self.config.getini("claimcheck_title"))
+                                self._suspects(texts), self.config.getini("claimcheck_title"), texts)
         self.doc["runs"][0]["tiers"] = self.doc["tiers"]
         try:
-            report.write(self.doc, self.run_dir, texts)
-            publish(self.run_dir, self.outdir)
+            own = report.write(self.doc, self.run_dir, texts)
+            top = self._latest(suite, texts) if self.scope == "latest" else None
+            if top is None:
+                publish(self.run_dir, self.outdir)
+            else:  # the run's figures and pins, then the merged report over the run's own
+                publish(self.run_dir, self.outdir, skip={p.relative_to(self.run_dir) for p in own})
+                with tempfile.TemporaryDirectory(dir=self.outdir, prefix=".latest-") as tmp:
+                    report.write(top, Path(tmp), texts)
+                    publish(Path(tmp), self.outdir)
+                self.built_from = [(r.get("run"), r["latest_for"]) for r in top["runs"]]
             prune_runs(self.outdir / "runs", self.keep_runs, self.run_dir)
         except OSError as e:
             self.doc["write_error"] = f"could not write the report to {self.outdir}: {e}"
+
+    def _latest(self, suite, texts) -> dict | None:
+        """The report of each test as the latest run of its tier saw it, or None when that is this
+        run's own (no earlier finished run under runs/ ran another tier)."""
+        docs = []
+        for d in (self.outdir / "runs").iterdir() if (self.outdir / "runs").is_dir() else ():
+            if d == self.run_dir or not _RUN_NAME.fullmatch(d.name) or not (d / "claims.json").is_file():
+                continue
+            try:
+                docs.append(((d / "claims.json").stat().st_mtime, json.loads((d / "claims.json").read_text("utf-8"))))
+            except (OSError, ValueError):  # being pruned or written by another run: not a finished run
+                continue
+        ordered = [doc for _, doc in sorted(docs, key=lambda x: x[0])] + [self.doc]
+        tests, runs = report.latest_of_each_tier(ordered, tuple(self.settings.tiers))
+        if len(runs) < 2:
+            return None
+        return report.build(self.registry, tests, runs, suite, self.settings, self._suspects(texts, quiet=True),
+                            self.config.getini("claimcheck_title"), texts)
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.is_worker or self.doc is None:
@@ -509,6 +551,10 @@ class ClaimReporter:
         tr.write_line(self.doc.get("write_error") or
                       f"report: {self.outdir}/index.html, claims.md, claims.json, badge.svg "
                       f"(this run's own: {self.run_dir})")
+        if self.built_from and not self.doc.get("write_error"):
+            tr.write_line("  it merges the latest run of each tier: " + "; ".join(
+                f"{', '.join(tiers)}: {run}" for run, tiers in self.built_from)
+                + " (--claims-report-scope=run: this run only)")
 
 
 def _keep_runs(config) -> int:
@@ -545,12 +591,12 @@ def prune_runs(runs: Path, keep: int, current: Path | None = None) -> list[Path]
     return old
 
 
-def publish(run_dir: Path, outdir: Path) -> None:
+def publish(run_dir: Path, outdir: Path, skip=frozenset()) -> None:
     """Copy a finished run's report into the report dir, file by file, each one replaced
     atomically: a reader never sees half a file, and two runs never share a file while they
-    run (each writes only into its own run dir)."""
+    run (each writes only into its own run dir). ``skip``: paths relative to ``run_dir``."""
     for src in sorted(run_dir.rglob("*")):
-        if not src.is_file() or src.name == "progress.log":
+        if not src.is_file() or src.name == "progress.log" or src.relative_to(run_dir) in skip:
             continue
         dest = outdir / src.relative_to(run_dir)
         dest.parent.mkdir(parents=True, exist_ok=True)

@@ -5,18 +5,24 @@ from pathlib import Path
 
 from .badge import badge_json, badge_svg, badge_text
 from .chapters import annotate
+from .fingerprint import places
 from .html import page
 from .markdown import markdown
 from .marks import DEFAULT, Settings
+from .registry import QUOTE_JOIN
 from .verdict import STATUSES, figures, pins, summary, tiers_run, verdicts
 
 
 def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings = DEFAULT,
-          suspects: dict | None = None, title: str | None = None) -> dict:
+          suspects: dict | None = None, title: str | None = None, texts: dict[str, str] | None = None) -> dict:
     """The claims.json document for these tests, from one run or several merged. ``suite``:
     the claim IDs some test of the whole suite names (to tell 'not collected' from 'untested');
-    ``suspects``: the claims whose sentence changed (``fingerprint.check``)."""
+    ``suspects``: the claims whose sentence changed (``fingerprint.check``); ``texts``: source
+    ID -> its text, for the line each claim's quote starts on."""
     claims = verdicts(registry, tests, set(suite), settings, suspects)
+    for c in claims:
+        found = places(texts[c["source"]], c["quote"].split(QUOTE_JOIN)[0]) if c["source"] in (texts or {}) else []
+        c["line"] = found[0].line if found else None
     last = runs[-1] if runs else {}
 
     def joined(key):
@@ -42,6 +48,26 @@ def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings 
         "suite": sorted(suite),
         "tests": tests,
     }
+
+
+def latest_of_each_tier(docs: list[dict], tiers) -> tuple[dict, list[dict]]:
+    """(tests, runs): each test as the latest run of its tier saw it, from several runs' claims.json
+    documents, oldest first. A run counts for the tiers it ran; a test that names no tier, as the
+    latest run saw it. So ``pytest -m slow --runslow`` after ``pytest -m fast`` shows both."""
+    latest: dict[str, dict] = {}
+    for doc in docs:
+        for tier in doc.get("tiers") or []:
+            latest[tier] = doc
+    chosen = [d for d in docs if any(d is latest.get(t) for t in latest)]
+    tests: dict[str, dict] = {}
+    for doc in chosen:  # oldest first: for a tier no chosen run ran, the later run's view wins
+        for nodeid, t in doc.get("tests", {}).items():
+            own = latest.get(t.get("tier"))
+            if own is None or own is doc:
+                tests[nodeid] = t
+    runs = [dict(r, latest_for=[t for t in (*tiers, *sorted(set(latest) - set(tiers))) if latest.get(t) is d])
+            for d in chosen for r in d.get("runs", [])[:1]]
+    return tests, runs
 
 
 def write(doc: dict, outdir: Path, texts: dict[str, str] | None = None) -> list[Path]:

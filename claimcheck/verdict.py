@@ -10,12 +10,15 @@ status is, in this order of precedence:
     undecided    a test measured, and its rule could not decide (``undecided``): an interval
                  straddles its band; more seeds decide, and it is neither a pass nor an erratum
     not-run      some test that names it was skipped, deselected or never reported
-    holds        every test that names it ran and passed
+    not-measured every test that names it ran and passed, and none recorded a value for it
+                 (``claim_record``): a pass that shows no evidence is not a *holds*
+    holds        every test that names it ran and passed, and one recorded what it measured
 
 Scales and tiers are the document's (``marks.Settings``); the defaults are analytic < ci < full.
 
 The claim's **headline** is ``fails`` if it fails at any scale; otherwise the status at the
-highest scale where it holds, diverges or is undecided; otherwise ``not-run``. A claim no collected test
+highest scale where it holds, diverges or is undecided; otherwise ``not-measured`` where some
+scale passed without a record; otherwise ``not-run``. A claim no collected test
 names is ``not-run`` (not collected) when some test in the suite names it, ``descriptive``
 when the catalogue marks it untestable, and ``untested`` otherwise. A claim whose quoted
 sentence changed since it was stamped (``fingerprint``) is ``suspect`` whatever its tests say:
@@ -25,7 +28,8 @@ from collections import defaultdict
 
 from .marks import DEFAULT, NO_SCALE, Settings
 
-STATUSES = ("holds", "fails", "diverges", "undecided", "suspect", "not-run", "untested", "descriptive")
+STATUSES = ("holds", "fails", "diverges", "undecided", "suspect", "not-measured", "not-run", "untested",
+            "descriptive")
 RAN = ("passed", "failed", "error", "xfailed", "undecided", "xpassed")
 _RANK = {"failed": 6, "error": 6, "xfailed": 5, "undecided": 4, "xpassed": 3, "passed": 3,
          "skipped": 2, "deselected": 1, "not-reported": 0}
@@ -79,8 +83,9 @@ def _short(nodeid):
     return nodeid.rsplit("/", 1)[-1]
 
 
-def scale_verdict(tests: list[tuple[str, dict]]) -> tuple[str, str]:
-    """(status, one-line reason) from the tests that name a claim at one scale."""
+def scale_verdict(tests: list[tuple[str, dict]], claim_id: str | None = None) -> tuple[str, str]:
+    """(status, one-line reason) from the tests that name a claim at one scale. With
+    ``claim_id``, a pass needs one of them to have recorded a value for that claim."""
     by = defaultdict(list)
     for nodeid, t in tests:
         by[_outcome(t)].append((nodeid, t))
@@ -100,7 +105,11 @@ def scale_verdict(tests: list[tuple[str, dict]]) -> tuple[str, str]:
         tail = f"; the {ran} that ran passed" if ran else ""
         return "not-run", f"{len(missing)} of {len(tests)} tests not run: {'; '.join(reasons)}{tail}"
     note = " (an expected divergence did not show: xpassed)" if by["xpassed"] else ""
-    return "holds", f"{len(tests)} test{'s' * (len(tests) > 1)} passed{note}{evidence}"
+    passed = f"{len(tests)} test{'s' * (len(tests) > 1)} passed"
+    if claim_id is not None and not any(r.get("claim") == claim_id for _, t in tests for r in t.get("records") or ()):
+        return "not-measured", (f"{passed}{note}, and none recorded a value for {claim_id}: claim_record(...) "
+                                f"puts what a test measured in the report{evidence}")
+    return "holds", f"{passed}{note}{evidence}"
 
 
 def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
@@ -122,14 +131,15 @@ def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
     words = settings.words
     for s in [*settings.scales, *sorted(set(at) - set(settings.scales))]:
         if at[s]:
-            status, reason = scale_verdict(at[s])
+            status, reason = scale_verdict(at[s], getattr(claim, "id", None))
             scales[s] = {"status": status, "reason": reason, "tests": [n for n, _ in at[s]]}
     failing = [s for s in scales if scales[s]["status"] == "fails"]
     ran = [s for s in scales if scales[s]["status"] in ("holds", "diverges", "undecided")]
+    unmeasured = [s for s in scales if scales[s]["status"] == "not-measured"]
     if failing:
         head = failing[-1]
-    elif ran:
-        head = ran[-1]
+    elif ran or unmeasured:
+        head = (ran or unmeasured)[-1]
     else:
         reasons = "; ".join(f"{words.get(s, s)}: {v['reason']}" for s, v in scales.items())
         return {"status": "not-run", "scale": None, "reason": reasons, "scales": scales}
@@ -276,7 +286,7 @@ def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset(), setting
                    if r["claim"] == c.id]
         tolerances = list(dict.fromkeys(r["tolerance"] for r in records if r.get("tolerance")))
         out.append({
-            "id": c.id, "source": c.source, "section": c.section, "quote": c.quote,
+            "id": c.id, "source": c.source, "section": c.section, "where": getattr(c, "where", ""), "quote": c.quote,
             "statement": c.statement, "expected": c.value,  # the registry is the one source
             "measured": _value(records, "measured"), "tolerance": "; ".join(tolerances) or None,
             "tier": c.tier, "status": v["status"], "scale": v["scale"], "reason": v["reason"],
@@ -290,6 +300,19 @@ def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset(), setting
                            reason=f"{sus['why']}; the tests said: {v['status']}: {v['reason']}")
         out[-1]["headline"] = headline_text(out[-1], settings.words)
     return out
+
+
+OTHER = "Other"  # the heading of the claims the registry gives no section
+
+
+def by_section(claims: list[dict]) -> list[tuple[str, list[dict]]]:
+    """(section, its claims) in the order sections first appear, each section once however its
+    claims interleave in the registry; claims without a section last, under OTHER."""
+    groups: dict[str, list[dict]] = {}
+    for c in claims:
+        groups.setdefault(c.get("section") or "", []).append(c)
+    named = [(sec, cs) for sec, cs in groups.items() if sec]
+    return named + ([(OTHER, groups[""])] if "" in groups else [])
 
 
 def pins(tests: dict) -> list[dict]:

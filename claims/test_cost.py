@@ -67,6 +67,9 @@ def test_only_the_scores_and_the_weights_are_n_by_n(claim_record):
 @pytest.mark.fast
 @pytest.mark.claim("COST-02")
 def test_the_attention_matrix_column_is_8_heads_n2_times_4_bytes(claim_record):
+    claim_record("COST-02", [8 * n * n * 4 / 2**20 for n in [*TABLE, 16384]],
+                 tolerance="exact: == the table's MB column, and 8192 at n = 16384",
+                 label="8 heads x n^2 x 4 B in MiB, n = 128 ... 16384")
     for n, (_, _, mb, _) in TABLE.items():
         assert 8 * n * n * 4 / 2**20 == mb, n  # "MB" are MiB
     assert 8 * 16384**2 * 4 / 2**20 == 8192.0
@@ -82,8 +85,14 @@ def _ratio_range(a, b, half_ulp):
 
 @pytest.mark.fast
 @pytest.mark.claim("COST-03")
-def test_the_x4_columns_are_ratios_to_the_row_above():
+def test_the_x4_columns_are_ratios_to_the_row_above(claim_record):
     ns = sorted(TABLE)
+    claim_record("COST-03", [round(TABLE[n][0] / TABLE[ns[i]][0], 2) for i, n in enumerate(ns[1:])], expected=MS_X4,
+                 tolerance="exact: rounds to the printed 2 dp", label="ms x4: ratio to the row above")
+    claim_record("COST-03", [[round(x, 3) for x in _ratio_range(TABLE[ns[i]][3], TABLE[n][3], 0.05)]
+                             for i, n in enumerate(ns[1:])], expected=MB_X4,
+                 tolerance="exact: printed ratio inside the range +- 0.005",
+                 label="MB x4: range of the unrounded ratio")
     for i, n in enumerate(ns[1:]):
         prev = TABLE[ns[i]]
         assert round(TABLE[n][0] / prev[0], 2) == MS_X4[i]  # ms printed to 3 dp: no ambiguity
@@ -116,8 +125,10 @@ def test_the_tables_doubling_ratios_close_in_on_4_in_time_and_in_memory(claim_re
 
 @pytest.mark.fast
 @pytest.mark.claim("COST-06")
-def test_the_tables_projections_grow_tenfold_for_eightfold_tokens():
-    assert abs(TABLE[8192][1] / TABLE[1024][1] - 10) < 0.05
+def test_the_tables_projections_grow_tenfold_for_eightfold_tokens(claim_record):
+    ratio = claim_record("COST-06", TABLE[8192][1] / TABLE[1024][1], expected=10,
+                         tolerance="exact: |ratio - 10| < 0.05", label="the table's projection ms, 8192 / 1024")
+    assert abs(ratio - 10) < 0.05
 
 
 @pytest.mark.fast

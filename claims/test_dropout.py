@@ -8,7 +8,7 @@ pytestmark = pytest.mark.fast
 
 
 @pytest.mark.claim("DROP-01")
-def test_dropout_sits_on_the_weights_the_sublayer_outputs_and_the_embedding_sum():
+def test_dropout_sits_on_the_weights_the_sublayer_outputs_and_the_embedding_sum(claim_record):
     torch.manual_seed(0)
     m = GPT(GPTConfig(vocab_size=50, block_size=8, d_model=16, n_layer=1, n_head=2, dropout=0.1))
     seen = {}
@@ -22,6 +22,7 @@ def test_dropout_sits_on_the_weights_the_sublayer_outputs_and_the_embedding_sum(
         if isinstance(mod, torch.nn.Dropout):
             mod.register_forward_hook(hook(name))
     m(torch.randint(0, 50, (3, 8)))
+    claim_record("DROP-01", seen, tolerance="exact", label="Dropout modules and the shapes they are given")
     assert seen == {
         "drop": (3, 8, 16),                      # the token + position sum
         "blocks.0.mix.attn_dropout": (3, 2, 8, 8),  # the attention weights, after the softmax

@@ -21,7 +21,7 @@ def test_heads_partition_the_width_rather_than_widen_it(h, claim_record):
 
 
 @pytest.mark.claim("MHA-03")
-def test_a_head_is_w_v_applied_to_a_convex_combination_of_inputs():
+def test_a_head_is_w_v_applied_to_a_convex_combination_of_inputs(claim_record):
     torch.manual_seed(0)
     head = MultiHeadAttention(16, n_head=1, w_o=False).double()
     x = torch.randn(2, 10, 16, dtype=torch.float64)
@@ -29,6 +29,8 @@ def test_a_head_is_w_v_applied_to_a_convex_combination_of_inputs():
         y = head(x)
     w = maps[0].weights[:, 0]  # (B, T, T)
     W_v = head.qkv.weight[32:]
+    claim_record("MHA-03", (y - (w @ x) @ W_v.T).abs().max().item(), tolerance="exact: atol 1e-12, rtol 0 (float64)",
+                 label="max |head(x) - W_v (w x)|")
     torch.testing.assert_close(y, (w @ x) @ W_v.T, rtol=0, atol=1e-12)  # linear in the features
     assert (torch.triu(w, 1) == 0).all()  # the combination reaches back only: later inputs weigh exactly 0
     assert torch.allclose(w.sum(-1), torch.ones(2, 10, dtype=torch.float64))

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from model import GPT, GPTConfig, additive_mask, averaging_matrix, causal_mask
@@ -34,7 +34,7 @@ def test_chapter_demo_differences_are_float32_noise(claim_record):
 
 
 @pytest.mark.claim("MASK-02")
-def test_printed_averaging_matrix():
+def test_printed_averaging_matrix(claim_record):
     printed = np.array([[1.000, 0, 0, 0, 0, 0],
                         [0.500, 0.500, 0, 0, 0, 0],
                         [0.333, 0.333, 0.333, 0, 0, 0],
@@ -42,6 +42,8 @@ def test_printed_averaging_matrix():
                         [0.200, 0.200, 0.200, 0.200, 0.200, 0],
                         [0.167, 0.167, 0.167, 0.167, 0.167, 0.167]])
     A = averaging_matrix(6, torch.float64).numpy()
+    claim_record("MASK-02", np.round(A, 3).tolist(), expected=printed.tolist(), tolerance="exact, rounded to 3 dp",
+                 label="6x6 averaging matrix, rounded as printed")
     assert np.array_equal(np.round(A, 3), printed)
     assert np.allclose(A.sum(1), 1, rtol=0, atol=1e-15)
     assert (np.triu(A, 1) == 0).all()
@@ -56,14 +58,18 @@ def _model(causal=True, **kw):
 @given(t=st.integers(0, 30), seed=st.integers(0, 2**31 - 1),
        positions=st.sampled_from(["none", "learned", "sinusoidal", "rope", "alibi"]),
        norm=st.sampled_from(["pre", "post"]))
-def test_output_at_t_ignores_every_later_token(t, seed, positions, norm):
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # claim_record keeps no state
+def test_output_at_t_ignores_every_later_token(t, seed, positions, norm, claim_record):
     torch.manual_seed(seed)
     m = _model(positions=positions, norm=norm)
     x = torch.randint(0, 50, (2, 32))
     y = x.clone()
     y[:, t + 1:] = torch.randint(0, 50, (2, 31 - t))  # rewrite the future
     with torch.no_grad():
-        assert torch.equal(m(x)[:, : t + 1], m(y)[:, : t + 1])  # bit-identical, not approximately
+        a, b = m(x)[:, : t + 1], m(y)[:, : t + 1]
+    claim_record("MASK-03", (a - b).abs().max().item(), tolerance="exact: bit-identical (torch.equal)",
+                 label=f"t={t}, {positions}, {norm}-norm, seed={seed}: max |change| at <= t")
+    assert torch.equal(a, b)  # bit-identical, not approximately
 
 
 @pytest.mark.claim("MASK-03")
@@ -78,11 +84,14 @@ def test_without_the_mask_the_answer_leaks_into_the_input():
 
 
 @pytest.mark.claim("MASK-04")
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # claim_record keeps no state
 @given(T=st.integers(1, 32), seed=st.integers(0, 2**31 - 1))
-def test_minus_inf_gives_exact_zeros_and_renormalises_the_rest(T, seed):
+def test_minus_inf_gives_exact_zeros_and_renormalises_the_rest(T, seed, claim_record):
     s = 5 * torch.randn(T, T, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
     allowed = causal_mask(T)
     w = F.softmax(s.masked_fill(~allowed, float("-inf")), dim=-1)
+    claim_record("MASK-04", int((w[~allowed] != 0).sum()), expected=0, tolerance="exact: == 0, not approximately",
+                 label=f"T={T}, seed={seed}: forbidden weights that are not 0")
     assert (w[~allowed] == 0).all()  # exactly zero, not approximately
     for t in range(T):
         torch.testing.assert_close(w[t, : t + 1], F.softmax(s[t, : t + 1], -1), rtol=0, atol=1e-15)
@@ -116,10 +125,13 @@ def test_minus_inf_survives_float16(claim_record):
 
 @pytest.mark.claim("MASK-06")
 @pytest.mark.parametrize("c", [-5.0, 0.0, 3.0, 100.0])
-def test_equal_allowed_scores_give_the_uniform_average(c):
+def test_equal_allowed_scores_give_the_uniform_average(c, claim_record):
     T = 12
     s = torch.full((T, T), c, dtype=torch.float64).masked_fill(~causal_mask(T), float("-inf"))
-    torch.testing.assert_close(F.softmax(s, -1), averaging_matrix(T, torch.float64), rtol=0, atol=1e-15)
+    w, A = F.softmax(s, -1), averaging_matrix(T, torch.float64)
+    claim_record("MASK-06", (w - A).abs().max().item(), tolerance="exact: atol 1e-15, rtol 0 (float64)",
+                 label=f"equal scores c={c}: max |softmax - uniform average|")
+    torch.testing.assert_close(w, A, rtol=0, atol=1e-15)
 
 
 @pytest.mark.claim("MASK-06")

@@ -4,7 +4,7 @@ import numpy as np
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from model import GPT, averaging_matrix
@@ -19,11 +19,14 @@ shapes = dict(T=st.integers(2, 64), d=st.integers(1, 32), seed=st.integers(0, 2*
 @pytest.mark.fast
 @pytest.mark.claim("AVG-01")
 @pytest.mark.parametrize("T", [1, 7, 128])
-def test_mean_takes_any_count_and_has_gradient_identity_over_T(T):
+def test_mean_takes_any_count_and_has_gradient_identity_over_T(T, claim_record):
     d = 5
     x = torch.randn(T, d, dtype=torch.float64)
     assert x.mean(0).shape == (d,)
     J = torch.autograd.functional.jacobian(lambda x: x.mean(0), x)  # (d, T, d)
+    eye = torch.eye(d, dtype=torch.float64) / T
+    claim_record("AVG-01", max((J[:, i, :] - eye).abs().max().item() for i in range(T)),
+                 tolerance="exact: atol 1e-15, rtol 0 (float64)", label=f"T={T}: max |d mean / d x_i - I/T|")
     for i in range(T):
         torch.testing.assert_close(J[:, i, :], torch.eye(d, dtype=torch.float64) / T, rtol=0, atol=1e-15)
 
@@ -67,25 +70,31 @@ def test_mean_only_lm_cannot_tell_a_window_from_its_permutation(seed, T):
 
 @pytest.mark.fast
 @pytest.mark.claim("AVG-05")
-def test_dog_bit_man_equals_man_bit_dog_for_the_mean_lm():
+def test_dog_bit_man_equals_man_bit_dog_for_the_mean_lm(claim_record):
     lm = GPT(ladder()["mean"]).eval()
     the, dog, bit, man = 1, 2, 3, 4
     with torch.no_grad():
         a = lm(torch.tensor([[the, dog, bit, the, man]]))[0, -1]
         b = lm(torch.tensor([[the, man, bit, the, dog]]))[0, -1]
+    claim_record("AVG-05", (a - b).abs().max().item(), tolerance="exact: atol 1e-6, rtol 0: float32",
+                 label="dog bit man vs man bit dog: max |logit difference|")
     torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
 
 
 @pytest.mark.fast
 @pytest.mark.claim("AVG-07")
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # claim_record keeps no state
 @given(**shapes)
-def test_positions_added_before_the_mean_are_forgotten(T, d, seed):
+def test_positions_added_before_the_mean_are_forgotten(T, d, seed, claim_record):
     g = torch.Generator().manual_seed(seed)
     x, P = torch.randn(T, d, generator=g), torch.randn(T, d, generator=g)
     perm = torch.randperm(T, generator=g)
     A = averaging_matrix(T)
     # the position term contributes mean(P) whatever the content's order
-    assert (A[-1] @ (x[perm] + P) - A[-1] @ (x + P)).abs().max().item() <= 1e-6
+    diff = claim_record("AVG-07", (A[-1] @ (x[perm] + P) - A[-1] @ (x + P)).abs().max().item(),
+                        tolerance="exact: <= 1e-6, float32 reordering",
+                        label=f"T={T}, d={d}, seed={seed}: max |change|")
+    assert diff <= 1e-6
 
 
 @pytest.mark.fast

@@ -15,7 +15,7 @@ from suite.catalogue import NORM03_GRADS, NORM03_MORE
 
 @pytest.mark.fast
 @pytest.mark.claim("NORM-01")
-def test_layernorm_needs_no_batch_no_running_stats_and_no_length():
+def test_layernorm_needs_no_batch_no_running_stats_and_no_length(claim_record):
     torch.manual_seed(0)
     ln, bn = nn.LayerNorm(16), nn.BatchNorm1d(16)
     x = torch.randn(8, 16)
@@ -31,6 +31,12 @@ def test_layernorm_needs_no_batch_no_running_stats_and_no_length():
     # (d) a token's output does not change when the sequence is cut or extended
     seq = torch.randn(1, 10, 16)
     assert torch.equal(ln(seq)[:, :4], ln(seq[:, :4]))
+    claim_record("NORM-01", {"batch": (ln(x)[:1] - ln(x[:1])).abs().max().item(), "buffers": len(list(ln.buffers())),
+                             "train vs eval": (ln.train()(x) - ln.eval()(x)).abs().max().item(),
+                             "cut to 4": (ln(seq)[:, :4] - ln(seq[:, :4])).abs().max().item()},
+                 expected={"batch": 0, "buffers": 0, "train vs eval": 0, "cut to 4": 0},
+                 tolerance="exact: bit-identical (torch.equal); no buffers",
+                 label="LayerNorm: max |change| per property")
 
 
 def _zeroed_block(norm):
@@ -45,9 +51,12 @@ def _zeroed_block(norm):
 
 @pytest.mark.fast
 @pytest.mark.claim("NORM-02")
-def test_pre_norm_leaves_the_residual_path_unnormalised():
+def test_pre_norm_leaves_the_residual_path_unnormalised(claim_record):
     x = 3 + 2 * torch.randn(2, 6, 16, dtype=torch.float64)  # mean 3, std 2: visibly not normalised
-    torch.testing.assert_close(_zeroed_block("pre")(x), x, rtol=0, atol=0)  # exactly the identity
+    y = _zeroed_block("pre")(x)
+    claim_record("NORM-02", (y - x).abs().max().item(), tolerance="exact: rtol 0, atol 0",
+                 label="pre-norm, zeroed sub-layers: max |block(x) - x|")
+    torch.testing.assert_close(y, x, rtol=0, atol=0)  # exactly the identity
 
 
 @pytest.mark.fast

@@ -1,7 +1,7 @@
 """IT 3.11 Position: equivariance without it, and the four schemes' exact properties."""
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from model import GPT, GPTConfig, MultiHeadAttention
@@ -19,13 +19,17 @@ def _nope(n_layer=1, causal=True, d=16, T=12, V=20, **kw):
 
 @pytest.mark.fast
 @pytest.mark.claim("POS-02")
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # claim_record keeps no state
 @given(T=st.integers(2, 16), seed=seeds)
-def test_unmasked_attention_without_positions_is_permutation_equivariant(T, seed):
+def test_unmasked_attention_without_positions_is_permutation_equivariant(T, seed, claim_record):
     torch.manual_seed(seed)
     attn = MultiHeadAttention(16, 4, causal=False).double()
     x = torch.randn(2, T, 16, dtype=torch.float64)
     p = torch.randperm(T)
-    torch.testing.assert_close(attn(x[:, p]), attn(x)[:, p], rtol=0, atol=1e-12)
+    a, b = attn(x[:, p]), attn(x)[:, p]
+    claim_record("POS-02", (a - b).abs().max().item(), tolerance="exact: atol 1e-12, rtol 0 (float64)",
+                 label=f"T={T}, seed={seed}: max |attn(permuted x) - permuted attn(x)|")
+    torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
 
 
 @pytest.mark.fast
@@ -112,14 +116,19 @@ def test_decoupled_weight_decay_rescales_the_unseen_rows(claim_record):
 
 @pytest.mark.fast
 @pytest.mark.claim("POS-06")
-def test_sinusoids_are_computed_geometric_and_defined_anywhere():
+def test_sinusoids_are_computed_geometric_and_defined_anywhere(claim_record):
     pe = build_positional("sinusoidal", d_model=64, d_head=16, n_head=4, n_positions=64)
     assert list(pe.parameters()) == []  # nothing learned
     d = 64
     freq = 10000 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
     ratios = freq[1:] / freq[:-1]
-    assert (ratios - ratios[0]).abs().max() < 1e-12  # geometric spacing
+    spread = claim_record("POS-06", (ratios - ratios[0]).abs().max().item(), tolerance="exact: < 1e-12 (float64)",
+                          label="max deviation of consecutive frequency ratios")
+    assert spread < 1e-12  # geometric spacing
     table = sinusoid_table(1001, d, dtype=torch.float64)
+    claim_record("POS-06", max((table[200, 0::2] - torch.sin(200 * freq)).abs().max().item(),
+                               (table[200, 1::2] - torch.cos(200 * freq)).abs().max().item()),
+                 tolerance="exact: atol 1e-12, rtol 0 (float64)", label="position 200: max |table - sin/cos|")
     torch.testing.assert_close(table[200, 0::2], torch.sin(200 * freq), rtol=0, atol=1e-12)
     torch.testing.assert_close(table[200, 1::2], torch.cos(200 * freq), rtol=0, atol=1e-12)
     assert torch.isfinite(table).all() and table.abs().max() <= 1
@@ -127,14 +136,18 @@ def test_sinusoids_are_computed_geometric_and_defined_anywhere():
 
 @pytest.mark.fast
 @pytest.mark.claim("POS-08")
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # claim_record keeps no state
 @given(offset=st.integers(0, 50), seed=seeds)
-def test_rope_scores_depend_only_on_the_distance(offset, seed):
+def test_rope_scores_depend_only_on_the_distance(offset, seed, claim_record):
     g = torch.Generator().manual_seed(seed)
     rope = RoPE(32)
     q, k = torch.randn(32, dtype=torch.float64, generator=g), torch.randn(32, dtype=torch.float64, generator=g)
     ts = torch.tensor([offset, offset + 7, offset + 60, offset + 200, offset + 1000])
     scores = (rope.apply(q.expand(5, 32), ts) * rope.apply(k.expand(5, 32), ts - offset)).sum(-1)
-    assert (scores - scores[0]).abs().max() < 1e-9  # float64 trig at angles up to ~1000 rad
+    spread = claim_record("POS-08", (scores - scores[0]).abs().max().item(),
+                          tolerance="exact: < 1e-9, float64 trig at angles up to ~1000 rad",
+                          label=f"t - i = {offset}, seed={seed}: max |score change| as t moves by up to 1000")
+    assert spread < 1e-9  # float64 trig at angles up to ~1000 rad
     assert torch.allclose(rope.apply(q.expand(5, 32), ts).norm(dim=-1), q.norm().expand(5))
 
 
@@ -170,14 +183,18 @@ def test_inside_attention_alibi_scores_are_relative(shift, seed):
 
 @pytest.mark.fast
 @pytest.mark.claim("POS-10")
-def test_alibi_is_a_linear_distance_penalty_with_one_slope_per_head():
+def test_alibi_is_a_linear_distance_penalty_with_one_slope_per_head(claim_record):
     pe = build_positional("alibi", d_model=64, d_head=8, n_head=8, n_positions=64)
     b = pe.bias(1024, dtype=torch.float64)  # defined at any distance: no table
     assert b.shape == (8, 1024, 1024)
     slopes = alibi_slopes(8)
+    claim_record("POS-10", slopes.tolist(), expected=[2.0 ** -k for k in range(1, 9)], tolerance="exact",
+                 label="slopes of the 8 heads")
     assert torch.equal(slopes, torch.tensor([2.0 ** -k for k in range(1, 9)]))  # 1/2 ... 1/256
     assert len(set(slopes.tolist())) == 8
     t, i = 1000, torch.arange(1001)
+    claim_record("POS-10", (b[:, t, : t + 1] - -slopes[:, None].double() * (t - i)).abs().max().item(),
+                 tolerance="exact: atol 1e-9, rtol 0 (float64)", label="t=1000: max |bias - (-slope (t - i))|")
     torch.testing.assert_close(b[:, t, : t + 1], -slopes[:, None].double() * (t - i), rtol=0, atol=1e-9)
     assert torch.isfinite(b).all()
 

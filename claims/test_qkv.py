@@ -3,7 +3,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from model import LearnedMixing, MultiHeadAttention, causal_mask
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.fast
 
 
 @pytest.mark.claim("QKV-01")
-def test_a_learned_T_by_T_matrix_gives_the_same_weights_for_every_sentence():
+def test_a_learned_T_by_T_matrix_gives_the_same_weights_for_every_sentence(claim_record):
     """Read off the outputs, not the module's own ``weights``: with d > T a sentence x (T, d)
     has full row rank, so y = W x determines the mixing matrix W = y x^T (x x^T)^-1 that
     was really applied. Two sentences must give one and the same W."""
@@ -28,6 +28,8 @@ def test_a_learned_T_by_T_matrix_gives_the_same_weights_for_every_sentence():
         return torch.linalg.solve(x @ x.T, x @ y.T).T  # W with y = W x
 
     Wa, Wb = applied(a), applied(b)
+    claim_record("QKV-01", (Wa - Wb).abs().max().item(), tolerance="exact: atol 1e-9, rtol 0: float64 solve",
+                 label="max |W applied to sentence a - W applied to sentence b|")
     torch.testing.assert_close(Wa, Wb, rtol=0, atol=1e-9)  # float64 solve; no input enters the weights
     torch.testing.assert_close(Wa, mix.weights(16).detach(), rtol=0, atol=1e-9)  # and it is the learned one
 
@@ -75,15 +77,19 @@ def test_raw_scores_are_symmetric_and_distinct_projections_break_it(claim_record
 
 
 @pytest.mark.claim("QKV-04")
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # claim_record keeps no state
 @given(T=st.integers(1, 24), d=st.integers(2, 24), hs=st.integers(1, 24), seed=st.integers(0, 2**31 - 1))
-def test_the_head_is_the_closed_formula(T, d, hs, seed):
+def test_the_head_is_the_closed_formula(T, d, hs, seed, claim_record):
     torch.manual_seed(seed)
     head = MultiHeadAttention(d, n_head=1, d_head=hs, w_o=True).double()
     x = torch.randn(2, T, d, dtype=torch.float64)
     Wq, Wk, Wv = head.qkv.weight.split(hs)
     M = torch.zeros(T, T, dtype=torch.float64).masked_fill(~causal_mask(T), float("-inf"))
     formula = torch.softmax((x @ Wq.T) @ (x @ Wk.T).transpose(1, 2) / math.sqrt(hs) + M, -1) @ (x @ Wv.T)
-    torch.testing.assert_close(head(x), head.proj(formula), rtol=0, atol=1e-12)  # float64 reordering
+    out, ref = head(x), head.proj(formula)
+    claim_record("QKV-04", (out - ref).abs().max().item(), tolerance="exact: atol 1e-12, rtol 0: float64 reordering",
+                 label=f"T={T}, d={d}, d_head={hs}, seed={seed}: max |head - formula|")
+    torch.testing.assert_close(out, ref, rtol=0, atol=1e-12)  # float64 reordering
 
 
 @pytest.mark.claim("QKV-04")

@@ -40,12 +40,14 @@ def _rows(d, scale=False):
 @pytest.mark.fast
 @pytest.mark.claim("SQRT-01")
 @pytest.mark.parametrize("d", [1, 2, 3, 4, 5])
-def test_variance_of_the_dot_product_is_exactly_d(d):
+def test_variance_of_the_dot_product_is_exactly_d(d, claim_record):
     """Exact moments over every sign vector: Rademacher entries have mean 0 and variance 1."""
     dots = [sum(a * b for a, b in zip(s[:d], s[d:])) for s in itertools.product((-1, 1), repeat=2 * d)]
     n = Fraction(len(dots))
     mean = sum(map(Fraction, dots)) / n
     var = sum((Fraction(x) - mean) ** 2 for x in dots) / n
+    claim_record("SQRT-01", {"mean": float(mean), "var": float(var)}, expected={"mean": 0, "var": d},
+                 tolerance="exact (Fraction arithmetic)", label=f"d={d}: moments of q.k over every sign vector")
     assert mean == 0 and var == d  # variances of independent products add up
 
 
@@ -92,10 +94,14 @@ def test_linear_layers_are_scale_equivariant_and_softmax_is_not(claim_record):
 
 @pytest.mark.fast
 @pytest.mark.claim("SQRT-04")
-def test_effective_tokens_is_exp_entropy_from_n_to_one():
+def test_effective_tokens_is_exp_entropy_from_n_to_one(claim_record):
     for n in (1, 2, 7, 64):
-        assert effective_tokens(torch.full((n,), 1 / n, dtype=torch.float64)).item() == pytest.approx(n, rel=1e-12)
-    assert effective_tokens(torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64)).item() == 1.0
+        e_n = claim_record("SQRT-04", effective_tokens(torch.full((n,), 1 / n, dtype=torch.float64)).item(),
+                           expected=n, tolerance="exact: rel 1e-12 (float64)", label=f"uniform over {n}")
+        assert e_n == pytest.approx(n, rel=1e-12)
+    hot = claim_record("SQRT-04", effective_tokens(torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64)).item(),
+                       expected=1, tolerance="exact", label="one-hot")
+    assert hot == 1.0
     w = torch.softmax(torch.randn(500, 64, dtype=torch.float64), -1)
     e = effective_tokens(w)
     assert ((e >= 1) & (e <= 64)).all()
@@ -121,16 +127,20 @@ def test_unscaled_fresh_head_at_256_attends_to_one_token_of_64(claim_record):
 
 @pytest.mark.fast
 @pytest.mark.claim("SQRT-06")
-def test_softmax_jacobian_diagonal_is_w_times_one_minus_w():
+def test_softmax_jacobian_diagonal_is_w_times_one_minus_w(claim_record):
     s = torch.randn(10, dtype=torch.float64)
     J = torch.autograd.functional.jacobian(lambda s: torch.softmax(s, -1), s)
     w = torch.softmax(s, -1)
     torch.testing.assert_close(J, torch.diag(w) - torch.outer(w, w), rtol=0, atol=1e-15)
+    claim_record("SQRT-06", (J.diagonal() - w * (1 - w)).abs().max().item(),
+                 tolerance="exact: atol 1e-15, rtol 0 (float64)", label="max |J_ii - w_i(1 - w_i)|")
     torch.testing.assert_close(J.diagonal(), w * (1 - w), rtol=0, atol=1e-15)
     assert J.trace().item() == pytest.approx(softmax_trace(w).item(), abs=1e-15)
     s_hot = torch.tensor([1e3, 0.0, 0.0, 0.0], dtype=torch.float64)  # one-hot limit
     J_hot = torch.autograd.functional.jacobian(lambda s: torch.softmax(s, -1), s_hot)
-    assert J_hot.diagonal().abs().max() < 1e-6  # zero at both ends: w = 1 and w = 0
+    hot = claim_record("SQRT-06", J_hot.diagonal().abs().max().item(), tolerance="exact: < 1e-6",
+                       label="one-hot limit: max |J_ii|")
+    assert hot < 1e-6  # zero at both ends: w = 1 and w = 0
 
 
 @pytest.mark.fast

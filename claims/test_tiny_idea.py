@@ -15,8 +15,10 @@ pytestmark = pytest.mark.fast
 
 
 @pytest.mark.claim("TINY-02")
-def test_position_5_sees_only_characters_1_to_5():
+def test_position_5_sees_only_characters_1_to_5(claim_record):
     assert tiny_lab_config().block_size == 16
+    claim_record("TINY-02", (causal_mask(16)[4].nonzero().flatten() + 1).tolist(), expected=[1, 2, 3, 4, 5],
+                 tolerance="exact", label="characters (1-based) position 5's mask row allows, window 16")
     assert causal_mask(16)[4].tolist() == [True] * 5 + [False] * 11
     torch.manual_seed(0)
     m = GPT(tiny_lab_config()).eval()
@@ -24,7 +26,10 @@ def test_position_5_sees_only_characters_1_to_5():
     y = x.clone()
     y[0, 5:] = torch.randint(0, 34, (11,))  # rewrite characters 6..16
     with torch.no_grad():
-        assert torch.equal(m(x)[0, :5], m(y)[0, :5])
+        a, b = m(x)[0, :5], m(y)[0, :5]
+    claim_record("TINY-02", (a - b).abs().max().item(), tolerance="exact: bit-identical (torch.equal)",
+                 label="max |change| at positions 1-5 when characters 6-16 change")
+    assert torch.equal(a, b)
 
 
 @pytest.mark.claim("TINY-03")
@@ -64,8 +69,11 @@ def test_one_forward_pass_gives_sixteen_predictions_and_loss_terms(one_pass):
 
 
 @pytest.mark.claim("TINY-09")
-def test_the_loss_is_the_mean_cross_entropy_over_all_eight_by_sixteen_positions(one_pass):
+def test_the_loss_is_the_mean_cross_entropy_over_all_eight_by_sixteen_positions(one_pass, claim_record):
     _, loss, terms = one_pass
+    claim_record("TINY-09", ((loss - terms.mean()).abs() / terms.mean().abs()).item(),
+                 tolerance="exact: rtol 1e-6, atol 0 (float32)",
+                 label=f"|loss - mean of the {terms.shape[0]}x{terms.shape[1]} terms| / mean")
     torch.testing.assert_close(loss, terms.mean(), rtol=1e-6, atol=0)  # the mean over 8 x 16
 
 
@@ -160,12 +168,14 @@ def test_300_steps_of_8_windows_are_2400_passes_and_38400_predictions(claim_reco
 
 @pytest.mark.fast
 @pytest.mark.claim("TINY-05")
-def test_writing_n_characters_takes_n_passes(monkeypatch):
+def test_writing_n_characters_takes_n_passes(monkeypatch, claim_record):
     lab, rng = _lab(), np.random.default_rng(0)
     seen = _watched(monkeypatch, lab)
     for n in (16, 40):
         before = seen["calls"]
         out = lab.generate([1, 2, 3], n, rng)
+        claim_record("TINY-05", seen["calls"] - before, expected=n, tolerance="exact",
+                     label=f"forward passes to write {n} characters")
         assert len(out) == n and seen["calls"] - before == n  # one forward pass per character written
     before = seen["windows"], seen["predictions"]
     lab.forward(rng.integers(0, 34, (1, 16)))
@@ -214,7 +224,7 @@ def test_pan_tadeusz_normalised_uses_exactly_the_labs_34_symbols(claim_record):
 
 @pytest.mark.fast
 @pytest.mark.claim("TINY-01")
-def test_the_labs_model_is_one_causal_pre_norm_block_predicting_the_next_character():
+def test_the_labs_model_is_one_causal_pre_norm_block_predicting_the_next_character(claim_record):
     """The lab's own model, as the lab trains it: one GPT-2-style block (a LayerNorm before
     attention and before the MLP), 34 symbols, a causal mask, and a loss whose targets are the
     inputs shifted by one character."""
@@ -222,6 +232,8 @@ def test_the_labs_model_is_one_causal_pre_norm_block_predicting_the_next_charact
     from experiments.polish_text import Excerpt
     cfg = LabConfig(steps=1, checkpoints=(1,), dtype="float64")
     m = GPT(cfg.model()).double()
+    claim_record("TINY-01", [cfg.model().vocab_size, len(m.blocks)], expected=[34, 1], tolerance="exact",
+                 label="symbols, blocks")
     assert (cfg.model().vocab_size, len(m.blocks)) == (len(ALPHABET), 1) == (34, 1)
     blk = m.blocks[0]
     assert isinstance(blk.ln_mix_in, torch.nn.LayerNorm) and isinstance(blk.ln_ff_in, torch.nn.LayerNorm)
@@ -242,6 +254,8 @@ def test_the_labs_model_is_one_causal_pre_norm_block_predicting_the_next_charact
     start = batch_starts(len(train), 1, 1, cfg.batch, 16)[0]
     w = torch.from_numpy(train[start[:, None] + np.arange(17)])  # (8, 17): 16 inputs and the one after
     expected = torch.nn.functional.cross_entropy(first(w[:, :-1]).flatten(0, 1), w[:, 1:].flatten())
+    claim_record("TINY-01", rec["loss"][0][0], expected=expected.item(), tolerance="exact: rel 1e-12 (float64)",
+                 label="the lab's first loss vs next-character cross-entropy on its first batch")
     assert rec["loss"][0][0] == pytest.approx(expected.item(), rel=1e-12)
 
 

@@ -1,7 +1,7 @@
 """PL "Pozycje i maska": order-blindness without positions, and what the mask reveals."""
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from model import GPT, averaging_matrix
@@ -16,25 +16,35 @@ def _lab(**kw):
 
 @pytest.mark.fast
 @pytest.mark.claim("TINY-22")
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # claim_record keeps no state
 @given(seed=seeds)
-def test_without_positions_or_mask_the_lab_block_sees_a_bag_of_characters(seed):
+def test_without_positions_or_mask_the_lab_block_sees_a_bag_of_characters(seed, claim_record):
     torch.manual_seed(seed)
     m = _lab(causal=False)
     x = torch.randint(0, 34, (1, 16))
     p = torch.randperm(16)
     with torch.no_grad():
         y, yp = m(x), m(x[:, p])
+    claim_record("TINY-22", {"equivariant": (yp - y[:, p]).abs().max().item(),
+                             "pooled": (yp.mean(1) - y.mean(1)).abs().max().item()},
+                 tolerance="exact: atol 1e-12, rtol 0 (float64)",
+                 label=f"seed={seed}: max |change| under a permutation")
     torch.testing.assert_close(yp, y[:, p], rtol=0, atol=1e-12)  # equivariant
     torch.testing.assert_close(yp.mean(1), y.mean(1), rtol=0, atol=1e-12)  # pooled: invariant
 
 
 @pytest.mark.fast
 @pytest.mark.claim("TINY-23")
-def test_with_a_mask_the_prefix_reveals_the_position():
+def test_with_a_mask_the_prefix_reveals_the_position(claim_record):
     A = averaging_matrix(16, torch.float64)
     first = torch.zeros(16, dtype=torch.float64)
     first[0] = 1  # a distinguished first token
     seen = A @ first
+    claim_record("TINY-23", (seen - 1 / torch.arange(1, 17, dtype=torch.float64)).abs().max().item(),
+                 tolerance="exact: atol 1e-15, rtol 0 (float64)",
+                 label="max |share of the first token at t - 1/(t+1)|")
+    claim_record("TINY-23", len(set(seen.tolist())), expected=16, tolerance="exact",
+                 label="distinct values over the 16 positions")
     torch.testing.assert_close(seen, 1 / torch.arange(1, 17, dtype=torch.float64), rtol=0, atol=1e-15)
     assert len(set(seen.tolist())) == 16  # 1/(t+1): a different value at every position
     const = A @ torch.ones(16, dtype=torch.float64)  # the caveat: identical tokens reveal nothing
@@ -79,7 +89,7 @@ def test_two_blocks_can_tell_the_order_the_control(claim_record):
 
 @pytest.mark.fast
 @pytest.mark.claim("TINY-25")
-def test_it_knows_the_current_character_but_not_the_previous_one():
+def test_it_knows_the_current_character_but_not_the_previous_one(claim_record):
     torch.manual_seed(0)
     m = _lab()
     x = torch.tensor([[5, 9, 2, 30, 11, 3, 17, 8, 21, 4, 0, 13, 6, 25, 19, 7]])
@@ -90,7 +100,10 @@ def test_it_knows_the_current_character_but_not_the_previous_one():
     swap[0, [0, t - 1]] = x[0, [t - 1, 0]]  # move the previous character to the front
     with torch.no_grad():
         assert not torch.allclose(m(cur)[0, t], m(x)[0, t])  # the current character matters
-        torch.testing.assert_close(m(swap)[0, t], m(x)[0, t], rtol=0, atol=1e-12)
+        swapped, base = m(swap)[0, t], m(x)[0, t]
+        claim_record("TINY-25", (swapped - base).abs().max().item(), tolerance="exact: atol 1e-12, rtol 0 (float64)",
+                     label=f"t={t}, previous character moved to the front: max |change in the prediction|")
+        torch.testing.assert_close(swapped, base, rtol=0, atol=1e-12)
 
 
 @pytest.mark.fast

@@ -188,11 +188,13 @@ def test_numpy_and_torch_agree_on_seed_1_for_6400_steps(claim_record):
 
 @pytest.mark.fast
 @pytest.mark.claim("TINY-15")
-def test_the_step_is_chosen_on_validation_and_test_is_read_once():
+def test_the_step_is_chosen_on_validation_and_test_is_read_once(claim_record):
     from experiments.polish_lab import best_val_test
     calls = []
     val = {100: 14.0, 1600: 10.5, 3200: 9.9, 6400: 10.2}
     step, test = best_val_test(val, lambda s: calls.append(s) or 11.0)
+    claim_record("TINY-15", {"step": step, "test read at": calls}, expected={"step": 3200, "test read at": [3200]},
+                 tolerance="exact", label="step chosen on val (lowest at 3200), steps whose test was read")
     assert step == 3200 and test == 11.0 and calls == [3200]
 
 

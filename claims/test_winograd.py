@@ -29,9 +29,12 @@ def test_sixteen_nouns_fill_either_slot_and_adjectives_split_by_role(claim_recor
 
 @pytest.mark.fast
 @pytest.mark.claim("WINO-04")
-def test_the_template_and_the_scored_position():
+def test_the_template_and_the_scored_position(claim_record):
     e = Example("animal", "street", "tired")
     w = e.words()
+    claim_record("WINO-04", {"words": len(w), "scored after": " ".join(w[REF_AT - 2: REF_AT]), "query at": QUERY_AT},
+                 expected={"words": 18, "scored after": "so the", "query at": 14}, tolerance="exact",
+                 label="template length, the two words before the scored one, the query position")
     assert " ".join(w) == "the animal did not cross the street because it was too tired , so the animal waited ."
     assert len(w) == 18 and (w[X_AT], w[Y_AT], w[ADJ_AT], w[REF_AT]) == ("animal", "street", "tired", "animal")
     assert w[REF_AT - 2: REF_AT] == ["so", "the"] and QUERY_AT == 14  # predicted from "the" at 14
@@ -54,8 +57,10 @@ def test_held_out_pairs_are_reversals_of_training_pairs(claim_record):
 
 @pytest.mark.fast
 @pytest.mark.claim("WINO-06")
-def test_chance_between_the_two_nouns_is_one_half():
+def test_chance_between_the_two_nouns_is_one_half(claim_record):
     every = all_fixed_sentences()
+    claim_record("WINO-06", sum(e.ref == e.x for e in every) / len(every), expected=0.5, tolerance="exact",
+                 label="share of all sentences whose referent is the first noun")
     assert sum(e.ref == e.x for e in every) / len(every) == 0.5  # 4 of 8 adjectives point at x
     for task in (fixed_task(), leaky_task()):
         assert sum(e.ref == e.x for e in task.held_out) / len(task.held_out) == 0.5

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from claimcheck import evidence_note, pin_checked
 from claimcheck.plugin import run_dir
 from claimcheck.progress import tracker
 from suite import settings
@@ -71,9 +72,7 @@ def pin(request, ndarrays_regression):
         arrays = {k: np.asarray(v, dtype=np.float64) for k, v in values.items()}
         _dump(request, name, arrays)
         per_key = {k: tolerance(name, k) for k in values}
-        request.node.user_properties.append(("claim_pin", {
-            "name": name, "file": f"fixtures/pins/{name}.npz", "meaning": meaning,
-            "tolerance": describe(name, values)}))
+        pin_checked(request.node, name, f"fixtures/pins/{name}.npz", describe(name, values), meaning)
         if settings.current().seed_offset:
             pytest.skip(f"pin {name}: CLAIMS_SEED_OFFSET={settings.current().seed_offset} shifts the seeds the pin was made with")
         regen = (not path.is_file() or request.config.getoption("force_regen")
@@ -127,9 +126,9 @@ def _evidence_provenance(request):
     args = (request.node.funcargs or {}).values()  # None when the run was interrupted
     seen = sorted({e for v in args if isinstance(v, Runs) for e in v.evidence})
     if seen:
-        request.node.user_properties.append(("claim_evidence", "evidence recorded on " + "; ".join(seen)))
+        evidence_note(request.node, "evidence recorded on " + "; ".join(seen))
     if any(isinstance(v, LabRuns) for v in args):  # the lab's claims are read on another text
-        request.node.user_properties.append(("claim_evidence", f"measured on {LAB_TEXT}"))
+        evidence_note(request.node, f"measured on {LAB_TEXT}")
 
 
 # ---- the scales of suite/catalogue.py: one session fixture each, named in catalogue.FIXTURES -------

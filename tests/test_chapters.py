@@ -1,5 +1,6 @@
 """chapters/<source>.html (claimcheck/chapters.py): a source's text with every quote marked in its
 claim's verdict colour; nested quotes nest, crossing quotes are cut into a continuation."""
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -195,3 +196,26 @@ def test_a_quote_across_a_line_break_is_found_on_the_page_as_in_its_fingerprint(
     page = annotate(doc, "S", text)
     assert 'data-claim="BR"' in page and fingerprint.sentences_of(text, "finisce e la seconda")
     assert "Quotes not found in this text: NO" in page and fingerprint.sentences_of(text, "riga. Un altro") is None
+
+
+def test_a_markdown_source_is_rendered_as_markdown_with_its_spans_kept():
+    """A .md source's page shows headings, emphasis and tables rendered (markdown-it-py), not a
+    literal "# Counting"; a quote inside a wrapped paragraph or a table cell keeps its mark."""
+    text = ("# Counting the pairs\n\nA group of *twenty-three* people makes\n253 pairs, said **often**.\n\n"
+            "| n | pairs |\n|---|---|\n| 23 | 253 |\n\nSome `code <b>` here.\n")
+    claims = [_claim("P1", "people makes 253 pairs", "holds"), _claim("P2", "| 23 | 253 |", "fails")]
+    doc = {"generated": "g", "commit": "c", "claims": claims,
+           "sources": [{"id": "S", "title": "Birthday", "language": "en", "file": "text.md"}]}
+    page = annotate(doc, "S", text)
+    body = page.split('<div class="md" lang="en">', 1)[1]
+    assert "<h1>Counting the pairs</h1>" in body and "# Counting" not in body
+    assert "<em>twenty-three</em>" in body and "<strong>often</strong>" in body
+    assert "<code>code &lt;b&gt;</code>" in body  # raw HTML in the source stays text
+    assert re.search(r'<mark id="q-P1" class="holds" data-claim="P1"[^>]*>.*people makes\n253 pairs</mark>', body, re.S)
+    assert "<table>" in body and 'data-claim="P2"' in body  # the row's quote: its mark wraps the cells' text
+    assert "Quotes not found" not in page
+
+
+def test_a_plain_text_source_is_shown_as_written():
+    page = annotate(_doc(), "S", TEXT)
+    assert '<div class="text" lang="it">' in page and "<h1>" not in page.split('<div class="text"', 1)[1]

@@ -44,7 +44,8 @@ TESTS = {
     "claims/t.py::test_x": _test(["X-01"], "xfailed", scale="ci", reason="xfail: too small at CI scale"),
     "claims/t.py::test_s": _test(["S-01"], "skipped", scale="ci", reason="no corpus"),
     "claims/t.py::test_g_ci": _test(["G-01"], "xfailed", scale="ci", reason="xfail: CI too short"),
-    "claims/t.py::test_g_full": _test(["G-01"], "passed", scale="full"),
+    "claims/t.py::test_g_full": _test(["G-01"], "passed", scale="full", records=[
+        {"claim": "G-01", "label": None, "measured": 8.1, "expected": None, "tolerance": "±0.5"}]),
     "claims/t.py::test_pin": _test([], "failed", reason="pin fixtures/pins/a.npz is stale",
                                    pins=[{"name": "a", "file": "fixtures/pins/a.npz", "tolerance": "rtol 1e-4",
                                           "meaning": "first losses"}]),
@@ -126,3 +127,27 @@ def test_every_report_writes_index_html_beside_claims_md(doc, tmp_path):
     assert {"index.html", "claims.md", "claims.json"} <= names
     assert json.loads((tmp_path / "claims.json").read_text(encoding="utf-8"))["summary"] == doc["summary"]
     assert (tmp_path / "index.html").read_text(encoding="utf-8") == page(doc)
+
+
+def test_a_claim_without_a_section_goes_under_other_and_sections_never_split():
+    """One claim with a section among claims without one: two headings, "s" then "Other", each
+    once, and no empty heading (issue 43)."""
+    from claimcheck.markdown import markdown
+    registry = {c.id: c for c in [_claim("A-01", section=""), _claim("B-01", section="s"), _claim("C-01", section="")]}
+    tests = {f"t.py::{cid}": _test([cid], "passed", records=[{"claim": cid, "label": None, "measured": 1,
+                                                            "expected": None, "tolerance": None}])
+             for cid in registry}
+    doc = render.build(registry, tests, RUNS, texts={"IT": "x\nquote of B-01. quote of A-01.\nquote of C-01\n"})
+    md = markdown(doc)
+    assert [line for line in md.splitlines() if line.startswith("### ")] == ["### s", "### Other"]
+    html = page(doc)
+    assert re.findall(r"<h3>([^<]*)</h3>", html) == ["s", "Other"]
+    # every row says where: the annotated page, the source's line and the registry's where
+    assert "[IT:2](chapters/IT.html#q-B-01) · L1" in md and "[IT:3](chapters/IT.html#q-C-01)" in md
+    assert '<a href="chapters/IT.html#q-A-01">in the text: IT:2</a>' in html
+    assert "[The text, annotated with every verdict](chapters/IT.html)" in md
+
+
+def test_no_pins_no_pins_section(doc):
+    assert 'id="pins"' in page(doc)  # this report checked one
+    assert 'id="pins"' not in page(dict(doc, pins=[])) and 'href="#pins"' not in page(dict(doc, pins=[]))

@@ -11,7 +11,7 @@ from claimcheck.plugin import prune_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 
-IDS = ["P-01", "F-01", "X-01", "S-01", "U-01", "D-01", "M-01", "G-01", "C-01"]
+IDS = ["P-01", "F-01", "X-01", "S-01", "U-01", "D-01", "M-01", "G-01", "C-01", "N-01"]
 SOURCES = '''[[source]]
 id = "IT"
 file = "it.txt"
@@ -43,7 +43,7 @@ tier = "{tier}"
                             ("X-01", "qualitative", "slow"), ("S-01", "numeric", "slow"),
                             ("U-01", "exact", "fast"), ("D-01", "descriptive", "none"),
                             ("M-01", "exact", "fast"), ("G-01", "numeric", "slow"),
-                            ("C-01", "numeric", "fast")])
+                            ("C-01", "numeric", "fast"), ("N-01", "exact", "fast")])
 
 TESTS = '''
 import pytest
@@ -75,13 +75,18 @@ def test_skips():
 
 @pytest.mark.fast
 @pytest.mark.claim("M-01")
-def test_part_one():
-    pass
+def test_part_one(claim_record):
+    claim_record("M-01", 1, label="part one")
 
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("M-01")
-def test_part_two():
+def test_part_two(claim_record):
+    claim_record("M-01", 2, label="part two")
+
+@pytest.mark.fast
+@pytest.mark.claim("N-01")
+def test_records_nothing():
     pass
 
 @pytest.mark.slow
@@ -109,7 +114,7 @@ SCALES_INI = ("claimcheck_scales =\n    analytic: no training\n    ci (CI scale)
 
 EXPECTED = {"P-01": "holds", "F-01": "fails", "X-01": "diverges", "S-01": "not-run",
             "U-01": "untested", "D-01": "descriptive", "M-01": "holds", "G-01": "holds",
-            "C-01": "fails"}
+            "C-01": "fails", "N-01": "not-measured"}
 
 
 @pytest.fixture
@@ -124,10 +129,14 @@ def scratch(pytester, monkeypatch):
 
 def _run(p, *args, subprocess=False):
     run = p.runpytest_subprocess if subprocess else p.runpytest  # in-process: no interpreter start-up
-    result = run("--claims-registry", "claims.toml", "--runslow",
+    result = run("--claims-registry", "claims.toml", "--runslow", "--claims-report-scope=run",
                  "--claims-report-dir", "out", "-p", "no:cacheprovider", *args)
     doc = json.loads((p.path / "out" / "claims.json").read_text(encoding="utf-8"))
     return result, doc
+
+
+def by_id(doc):
+    return {c["id"]: c for c in doc["claims"]}
 
 
 def _statuses(doc):
@@ -139,12 +148,16 @@ def test_each_claim_gets_exactly_one_verdict(scratch):
     result, doc = _run(scratch)
     assert _statuses(doc) == EXPECTED
     assert set(doc) >= {"generated", "commit", "info", "tiers", "scales", "sources", "summary", "claims"}
-    keys = {"id", "source", "section", "quote", "statement", "expected", "measured", "tolerance",
+    keys = {"id", "source", "section", "where", "line", "quote", "statement", "expected", "measured", "tolerance",
             "tier", "status", "scale", "reason", "scales", "tests", "headline"}
     assert all(set(c) == keys | {"records"} for c in doc["claims"])  # "diagnosis" only where a grid reported one
-    assert doc["summary"] == {"holds": 3, "fails": 2, "diverges": 1, "undecided": 0, "suspect": 0, "not-run": 1, "untested": 1,
-                              "descriptive": 1}
+    assert doc["summary"] == {"holds": 3, "fails": 2, "diverges": 1, "undecided": 0, "suspect": 0, "not-measured": 1,
+                              "not-run": 1, "untested": 1, "descriptive": 1}
+    # a test that passed and recorded nothing shows no evidence: not a holds
+    assert by_id(doc)["N-01"]["reason"] == ("1 test passed, and none recorded a value for N-01: claim_record(...) "
+                                            "puts what a test measured in the report")
     by = {c["id"]: c for c in doc["claims"]}
+    assert by["F-01"]["where"] == "L1" and by["F-01"]["line"] == 1  # the registry's where, the source's line
     assert by["F-01"]["measured"] == 3.0 and by["F-01"]["expected"] == "7.26"  # the registry's value
     assert "no corpus" in by["S-01"]["reason"]
     assert "reproduction disagrees" in by["X-01"]["reason"]
@@ -168,7 +181,7 @@ def test_a_test_that_names_no_claim_needs_no_tier_marker(scratch):
     scratch.makepyfile(test_helpers="def test_one():\n    pass\n\ndef test_two():\n    pass\n")
     result, doc = _run(scratch)
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # F-01 and C-01 fail by design; no usage error
-    result.assert_outcomes(passed=6, failed=2, skipped=1, xfailed=2)  # the two helpers among them
+    result.assert_outcomes(passed=7, failed=2, skipped=1, xfailed=2)  # the two helpers among them
     assert _statuses(doc) == EXPECTED
 
 
@@ -221,11 +234,51 @@ def test_runs_merge_into_one_report(scratch, tmp_path):
     merged = json.loads((out / "claims.json").read_text())
     assert _statuses(merged) == dict(EXPECTED, **{"G-01": "diverges"})  # its full-scale test never ran
     assert merged["tiers"] == ["fast", "slow"] and len(merged["runs"]) == 2
-    assert json.loads((out / "badge.json").read_text())["message"] == "2/8 hold"
-    assert "2/8 hold" in (out / "badge.svg").read_text()
+    assert json.loads((out / "badge.json").read_text())["message"] == "2/9 hold"
+    assert "2/9 hold" in (out / "badge.svg").read_text()
     md = (out / "claims.md").read_text()
     errata = md.split("## Errata")[1].split("##")[0]
     assert "F-01" in errata and "X-01" in errata and "P-01" not in errata
+
+
+@pytest.mark.fast
+def test_the_report_dir_shows_the_latest_run_of_each_tier(scratch):
+    """A slow-only run after a fast one: the top-level report keeps the fast tier's verdicts and
+    erratum, names both runs, and each run's own report stays its own (issue 43)."""
+    def run(*args):
+        result = scratch.runpytest("--claims-registry", "claims.toml", "--claims-report-dir", "out",
+                                   "-p", "no:cacheprovider", *args)
+        return result, json.loads((scratch.path / "out" / "claims.json").read_text(encoding="utf-8"))
+
+    _, fast = run("-m", "fast")
+    result, top = run("-m", "slow", "--runslow")
+    assert by_id(top)["F-01"]["status"] == "fails" and by_id(top)["P-01"]["status"] == "holds"  # from the fast run
+    assert by_id(top)["X-01"]["status"] == "diverges"  # from the slow run
+    assert [r["latest_for"] for r in top["runs"]] == [["fast"], ["slow"]] and top["tiers"] == ["fast", "slow"]
+    result.stdout.fnmatch_lines(["*it merges the latest run of each tier: fast: *; slow: *"])
+    own = sorted((scratch.path / "out" / "runs").glob("*/claims.json"), key=lambda p: p.stat().st_mtime)
+    assert [json.loads(p.read_text())["tiers"] for p in own] == [["fast"], ["slow"]]
+    # a later fast run replaces the first one, and only it
+    scratch.makepyfile(test_sample=TESTS.replace("claim_record(\"F-01\", 3.0, expected=7.26)\n    assert 3.0 == 7.26",
+                                                 "claim_record(\"F-01\", 7.26)"))
+    _, top = run("-m", "fast")
+    assert by_id(top)["F-01"]["status"] == "holds" and by_id(top)["X-01"]["status"] == "diverges"
+    # this run only, as before
+    _, only = run("-m", "fast", "--claims-report-scope=run")
+    assert by_id(only)["X-01"]["status"] == "not-run"
+
+
+@pytest.mark.fast
+def test_a_run_that_stops_before_its_report_leaves_no_folder(scratch, monkeypatch):
+    from claimcheck import plugin, progress
+    monkeypatch.delenv(progress.ENV, raising=False)  # a top-level run: it makes its folder and log
+    monkeypatch.delenv(plugin.RUN_ENV, raising=False)
+    scratch.makepyfile(test_loose='import pytest\n@pytest.mark.fast\n@pytest.mark.xfail\ndef test_x():\n    assert 0\n')
+    result = scratch.runpytest("--claims-registry", "claims.toml", "--claims-report-dir", "out",
+                               "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # at collection: after the run's folder was made
+    runs = scratch.path / "out" / "runs"
+    assert runs.is_dir() and list(runs.iterdir()) == []  # not a folder holding only progress.log
 
 
 @pytest.mark.fast
@@ -241,7 +294,7 @@ def test_a_malformed_registry_stops_collection_with_one_line(scratch):
     scratch.makefile(".toml", claims=REGISTRY + REGISTRY[REGISTRY.index("[[claim]]"):].split("\n\n")[0] + "\n")
     result = scratch.runpytest("--claims-registry", "claims.toml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*claims.toml: claim #10 (P-01) is registered twice*"])
+    result.stderr.fnmatch_lines(["*claims.toml: claim #11 (P-01) is registered twice*"])
 
 
 def _merge(tmp_path, scratch, *docs):
@@ -275,7 +328,7 @@ def test_a_crash_in_a_divergence_test_fails_the_claim(scratch):
     c = {c["id"]: c for c in doc["claims"]}["C-01"]
     assert c["status"] == "fails" and "KeyError" in c["reason"], c
     assert "a canned divergence" not in c["reason"]
-    result.assert_outcomes(failed=2, passed=4, xfailed=2, skipped=1)
+    result.assert_outcomes(failed=2, passed=5, xfailed=2, skipped=1)
 
 
 MORE = '''
@@ -350,9 +403,10 @@ def test_claims_of_uncollected_tests_are_not_collected_rather_than_untested(scra
 PINS = '''
 import pytest
 
+from claimcheck import pin_checked
+
 def _pin(request, name):
-    request.node.user_properties.append(("claim_pin", {"name": name, "file": f"fixtures/pins/{name}.npz",
-                                                      "tolerance": "rtol 1e-6", "meaning": "m"}))
+    pin_checked(request.node, name, f"fixtures/pins/{name}.npz", tolerance="rtol 1e-6", meaning="m")
 
 @pytest.mark.fast
 def test_fresh_pin(request):
@@ -379,11 +433,12 @@ def test_pins_are_reported_apart_and_never_change_a_verdict(scratch):
 
 EVIDENCE = '''
 import pytest
+from claimcheck import evidence_note
 
 @pytest.fixture
 def judged_evidence(request):
     yield
-    request.node.user_properties.append(("claim_evidence", "evidence recorded on CPU X (2 threads), 2026-11-30"))
+    evidence_note(request.node, "evidence recorded on CPU X (2 threads), 2026-11-30")
 
 @pytest.mark.slow
 @pytest.mark.scale("ci")
@@ -393,8 +448,8 @@ def test_ci_scale(claim_record):  # G-01's registry tier
 
 @pytest.mark.gpu
 @pytest.mark.claim("G-01")
-def test_full_scale_holds(judged_evidence):
-    pass
+def test_full_scale_holds(judged_evidence, claim_record):
+    claim_record("G-01", 8.2)
 '''
 
 
@@ -415,7 +470,7 @@ def test_diff_lists_the_claims_judged_differently_and_why(scratch, tmp_path, cap
     (tmp_path / "b.json").write_text(json.dumps(b))
     with pytest.raises(SystemExit) as e:
         report_main(["diff", str(tmp_path / "a.json"), str(tmp_path / "a.json")])
-    assert e.value.code == 0 and "0 of 9 claims differ" in capsys.readouterr().out
+    assert e.value.code == 0 and "0 of 10 claims differ" in capsys.readouterr().out
     with pytest.raises(SystemExit) as e:
         report_main(["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")])
     out = capsys.readouterr().out
