@@ -1,0 +1,52 @@
+"""The plugin on a plain Markdown document: examples/sorting/ (hard-wrapped paragraphs, no scales,
+no tier markers, a slow claim and a deliberate erratum) runs as a pytest project of its own,
+from a copy, as tests/test_example_document.py runs examples/birthday/ (issue 43)."""
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.fast
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sorting"
+DESIGNED = {"SORT-01": "holds", "SORT-02": "holds", "SORT-03": "holds", "SORT-04": "holds",
+            "SORT-05": "diverges", "SORT-06": "descriptive"}
+
+
+@pytest.fixture
+def project(pytester):
+    shutil.copytree(EXAMPLE, pytester.path, ignore=shutil.ignore_patterns("reports", "__pycache__"),
+                    dirs_exist_ok=True)
+    return pytester
+
+
+def test_the_sorting_example_reports_its_erratum_with_its_line_and_a_link(project):
+    result = project.runpytest_inprocess("-q", "-p", "no:cacheprovider", "--runslow")
+    assert result.ret == 0, "\n".join(result.outlines)[-3000:]  # the erratum is a strict xfail
+    doc = json.loads((project.path / "reports" / "claims.json").read_text(encoding="utf-8"))
+    claims = {c["id"]: c for c in doc["claims"]}
+    assert {cid: c["status"] for cid, c in claims.items()} == DESIGNED
+    assert doc["scales"] == {"": ""} and all(not c["scale"] for c in doc["claims"])  # no scales named
+    assert doc["tiers"] == ["fast", "slow"]
+    assert claims["SORT-05"]["measured"] == 10 and claims["SORT-05"]["expected"] == "9"
+    assert claims["SORT-05"]["line"] == 20 and claims["SORT-02"]["line"] == 9  # SORT-02 runs over a line break
+    md = (project.path / "reports" / "claims.md").read_text(encoding="utf-8")
+    errata = md.split("## Errata", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"^\| (SORT-\d+) \|", errata, re.M) == ["SORT-05"]
+    assert "[text.md:20](chapters/SORT.html#q-SORT-05)" in errata
+    page = (project.path / "reports" / "chapters" / "SORT.html").read_text(encoding="utf-8")
+    assert "<h2>Quadratic sorts</h2>" in page and "## Quadratic" not in page  # Markdown, rendered
+    for cid, status in DESIGNED.items():
+        assert f'class="{status}" data-claim="{cid}"' in page, cid
+    assert "Quotes not found" not in page
+
+
+def test_the_check_command_passes_on_it(project, monkeypatch, capsys):
+    from claimcheck.cli import main
+    monkeypatch.chdir(project.path)
+    with pytest.raises(SystemExit) as e:
+        main(["check"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "claims.toml: 6 claims, 6 tests read; 0 error(s), 0 warning(s)"
