@@ -5,6 +5,7 @@ from .verdict import (KINDS, STATUSES, by_section, headline_text, headline_value
                       point_state)
 
 
+INTERRUPTED = "Interrupted: this run stopped before its end (Ctrl-C); a claim whose tests it never reached reads not-run."
 STATUS_MARK = {"holds": "✅ holds", "fails": "❌ fails", "diverges": "⚠️ diverges",
                "undecided": "⚖️ undecided",
                "suspect": "❓ suspect", "not-measured": "∅ not measured", "not-run": "⏸ not run", "untested": "· untested",
@@ -80,6 +81,8 @@ def markdown(doc: dict) -> str:
            + "".join(f"{k} {v} · " for k, v in (doc.get("info") or {}).items())
            + f"tiers run: {', '.join(doc['tiers']) or 'none'}", "",
            " · ".join(f"**{s[k]}** {k}" for k in STATUSES), ""]
+    if doc.get("interrupted"):
+        out += [f"**{INTERRUPTED}**", ""]
     bad = [c for c in claims if c["status"] in ("fails", "diverges")]
     out += ["## Errata", "",
             "Claims where the text and our measurement disagree (`fails`) or where our reproduction "

@@ -344,7 +344,7 @@ class ClaimReporter:
         self.doc = None
         self.notes: list[str] = []
         self.texts, self.stamps, self.entries = {}, None, []
-        self.scope, self.built_from = "latest", []
+        self.scope, self.built_from, self.interrupted = "latest", [], False
         self.keep_runs = 0
         # no report for a run that runs nothing: --co (an editor discovering tests), --fixtures
         self.quiet = bool(config.getoption("--no-claims-report") or config.option.collectonly
@@ -389,7 +389,8 @@ class ClaimReporter:
                 why = "deselected"
             t.update(outcome="deselected", reason=why)
 
-    def pytest_sessionfinish(self, session):
+    def pytest_sessionfinish(self, session, exitstatus):
+        self.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         if self.is_worker:  # hand the collection over to the controller
             self.config.workeroutput["claimcheck"] = json.dumps(
                 {n: {k: t[k] for k in ("outcome", "reason", "tier", "scale", "claims")}
@@ -503,10 +504,15 @@ class ClaimReporter:
         self.doc = report.build(self.registry, self.tests, [run], suite, self.settings,
                                 self._suspects(texts), self.config.getini("claimcheck_title"), texts)
         self.doc["runs"][0]["tiers"] = self.doc["tiers"]
+        if self.interrupted:  # Ctrl-C: a report of what ran, said to be partial
+            self.doc["interrupted"] = self.doc["runs"][0]["interrupted"] = True
         try:
             own = report.write(self.doc, self.run_dir, texts)
-            top = self._latest(suite, texts) if self.scope == "latest" else None
-            if top is None:
+            top = self._latest(suite, texts) if self.scope == "latest" and not self.interrupted else None
+            if self.interrupted and self.scope == "latest":
+                self.notes.append(f"interrupted: this run's report is {self.run_dir}; the report dir's "
+                                  "report still shows the latest runs that finished")
+            elif top is None:
                 publish(self.run_dir, self.outdir)
             else:  # the run's figures and pins, then the merged report over the run's own
                 publish(self.run_dir, self.outdir, skip={p.relative_to(self.run_dir) for p in own})
@@ -548,9 +554,10 @@ class ClaimReporter:
             tr.write_line(f"  UNKNOWN   {cid} named by {nodes[0]} is not in the registry", red=True)
         for note in self.notes:
             tr.write_line(f"  note: {note}")
+        shown = self.run_dir if self.interrupted and self.scope == "latest" else self.outdir
         tr.write_line(self.doc.get("write_error") or
-                      f"report: {self.outdir}/index.html, claims.md, claims.json, badge.svg "
-                      f"(this run's own: {self.run_dir})")
+                      f"report: {shown}/index.html, claims.md, claims.json, badge.svg "
+                      + (f"(this run's own: {self.run_dir})" if shown != self.run_dir else "(interrupted: this run's own)"))
         if self.built_from and not self.doc.get("write_error"):
             tr.write_line("  it merges the latest run of each tier: " + "; ".join(
                 f"{', '.join(tiers)}: {run}" for run, tiers in self.built_from)

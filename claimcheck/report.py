@@ -53,9 +53,12 @@ def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings 
 def latest_of_each_tier(docs: list[dict], tiers) -> tuple[dict, list[dict]]:
     """(tests, runs): each test as the latest run of its tier saw it, from several runs' claims.json
     documents, oldest first. A run counts for the tiers it ran; a test that names no tier, as the
-    latest run saw it. So ``pytest -m slow --runslow`` after ``pytest -m fast`` shows both."""
+    latest run saw it. So ``pytest -m slow --runslow`` after ``pytest -m fast`` shows both. An
+    interrupted run stands for no tier."""
     latest: dict[str, dict] = {}
     for doc in docs:
+        if doc.get("interrupted"):  # it stands for no tier: its own report keeps what it saw
+            continue
         for tier in doc.get("tiers") or []:
             latest[tier] = doc
     chosen = [d for d in docs if any(d is latest.get(t) for t in latest)]
