@@ -35,6 +35,9 @@ def pytest_configure(config):
     if workers:  # xdist: share the cores instead of every worker spinning up all of them
         import torch
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(workers)))
+    if SETTINGS.device != "cpu":  # -n <GPUs>: each worker trains on a card of its own
+        from suite.devices import pin_worker_gpu
+        pin_worker_gpu(os.environ.get("PYTEST_XDIST_WORKER"))
 
 
 def _cuda_available() -> bool:
@@ -67,7 +70,8 @@ def pytest_claimcheck_run_info(config):
     from suite.pins import cpu_model
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available() and SETTINGS.device != "cpu":
-        device = f"cuda ({torch.cuda.get_device_name(0)})"
+        n = torch.cuda.device_count()
+        device = f"cuda ({torch.cuda.get_device_name(0)}{f', {n} cards, one per xdist worker' if n > 1 else ''})"
     else:
         device = SETTINGS.device or "cpu"
     try:

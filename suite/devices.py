@@ -1,0 +1,27 @@
+"""One GPU per pytest-xdist worker: ``pytest -m gpu --runslow -n <number of GPUs>`` trains on
+every card. xdist schedules the tests; this only says which card a worker's "cuda" is."""
+import re
+
+
+def worker_gpu(worker: str | None, count: int) -> int | None:
+    """The card of xdist worker ``gw<i>``: i mod ``count``. None outside xdist or with fewer than
+    two cards (one card needs no pinning)."""
+    m = re.fullmatch(r"gw(\d+)", worker or "")
+    if m is None or count < 2:
+        return None
+    return int(m.group(1)) % count
+
+
+def pin_worker_gpu(worker: str | None, cuda=None) -> int | None:
+    """Make ``worker``'s current CUDA device its own card (``torch.cuda.set_device``), before
+    anything trains; return the card, or None where nothing was pinned. ``cuda``: torch.cuda,
+    or a stand-in for a test on a machine without one."""
+    if cuda is None:
+        import torch
+        cuda = torch.cuda
+    if not cuda.is_available():
+        return None
+    gpu = worker_gpu(worker, cuda.device_count())
+    if gpu is not None:
+        cuda.set_device(gpu)
+    return gpu
