@@ -110,7 +110,7 @@ def entry_tiers(entry, registry) -> tuple[str, ...]:
     if entry.tiers:
         return entry.tiers
     tiers = {registry[c].tier for c in entry.claims if c in registry}
-    return tuple(tiers) if len(tiers) == 1 else ()
+    return tuple(tiers) if len(tiers) == 1 and tiers != {"none"} else ()
 
 
 def suite_problems(registry, entries) -> list[Problem]:
@@ -126,9 +126,9 @@ def suite_problems(registry, entries) -> list[Problem]:
         tiers = entry_tiers(e, registry)
         if e.claims and not tiers:
             named = sorted({registry[c].tier for c in e.claims if c in registry})
-            if len(named) > 1:
-                out.append(Problem(where, ", ".join(e.claims), f"{e.name} names claims of tiers {', '.join(named)} "
-                                                               "and carries no tier marker; add one"))
+            if named:
+                out.append(Problem(where, ", ".join(e.claims), f"{e.name} names claims of registry tier "
+                                                               f"{', '.join(named)} and carries no tier marker; add one"))
         for cid in e.claims:
             tiers_of[cid] |= set(tiers)
         for cid, expected, line in e.records:

@@ -143,6 +143,8 @@ def markdown(doc: dict) -> str:
         out += [f"| `{p['file']}` | {p['status']} | {cell(p.get('tolerance'))} | {cell(p.get('meaning'))} | "
                 f"{cell(p['test'].rsplit('/', 1)[-1])} |" for p in doc["pins"]]
         out.append("")
+    if doc.get("notes"):
+        out += ["## Notes", "", *(f"- {cell(n)}" for n in doc["notes"]), ""]
     if doc.get("runs"):
         out += ["## Runs", "", "| generated | commit | where | tiers | command |",
                 "|---|---|---|---|---|"]

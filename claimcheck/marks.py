@@ -35,6 +35,7 @@ DEFAULT_SCALE: dict = {}
 SLOW_TIERS = ("slow", "gpu")
 
 NO_SCALE = ""  # the one scale of a document that names none
+TIER_SKIP = "slow tier: needs --runslow"  # the skip of a slow tier's test in a run without --runslow
 
 
 @dataclass(frozen=True)

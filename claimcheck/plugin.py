@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from . import check, fingerprint, progress, report
-from .marks import EVIDENCE_KEY, PIN_KEY, Undecided, is_divergence_mark, settings_from_ini
+from .marks import EVIDENCE_KEY, PIN_KEY, TIER_SKIP, Undecided, is_divergence_mark, settings_from_ini
 from .registry import RegistryError, load_registry
 from .suite import read as read_suite
 from .verdict import unknown_ids
@@ -54,13 +54,13 @@ def pytest_addoption(parser):
                 help="where the report is written (default: the claimcheck_report_dir ini option)")
     g.addoption("--no-claims-report", action="store_true", help="write no report")
     g.addoption("--claims-report-scope", choices=SCOPES, default=None,
-                help="the report dir's report: 'latest' (each test as the latest run of its tier saw it) or "
-                     "'run' (this run only); default: the claimcheck_report_scope ini option, else latest")
+                help="the report dir's report: 'latest' (each test as the latest run that reached it saw it) "
+                     "or 'run' (this run only); default: the claimcheck_report_scope ini option, else latest")
     parser.addini("claimcheck_registry", "the claim registry, relative to the rootdir; no registry, no plugin")
     parser.addini("claimcheck_report_dir", "where the report is written, relative to the rootdir", default="reports")
     parser.addini("claimcheck_title", "the report's title", default="Which claims hold")
-    parser.addini("claimcheck_report_scope", "the report dir's report: latest (the latest run of each tier, "
-                  "merged) or run (this run only)", default="latest")
+    parser.addini("claimcheck_report_scope", "the report dir's report: latest (each test as the latest run "
+                  "that reached it saw it) or run (this run only)", default="latest")
     parser.addini("claimcheck_tiers", "tiers, cheapest first: 'name: what it runs'", type="linelist")
     parser.addini("claimcheck_scales", "scales, lowest first: 'name (words): what it means'", type="linelist")
     parser.addini("claimcheck_default_scales", "the scale a tier's test measures at: 'tier: scale'",
@@ -108,12 +108,21 @@ def pytest_configure(config):
     config.stash[_KEY] = reporter
     config.pluginmanager.register(reporter, "claimcheck-reporter")
     if not reporter.is_worker:  # a run that ends before its report (aborted, a usage error) leaves nothing
-        config.add_cleanup(lambda: (reporter.run_dir / "claims.json").is_file()
-                           or shutil.rmtree(reporter.run_dir, ignore_errors=True))
+        config.add_cleanup(lambda: _drop_if_empty(reporter.run_dir))
     log = None if reporter.quiet else progress.register(config, reporter.run_dir)
     if log is not None:
         os.environ[progress.ENV] = str(log)  # before xdist starts its workers, so they inherit it
         config.add_cleanup(lambda: os.environ.pop(progress.ENV, None))
+
+
+def _drop_if_empty(run_dir: Path) -> None:
+    """Remove a run's folder that holds nothing but its progress log (the run stopped before
+    writing anything); a folder with anything else in it (a report, a pin's values) stays."""
+    try:
+        if run_dir.is_dir() and {p.name for p in run_dir.iterdir()} <= {"progress.log"}:
+            shutil.rmtree(run_dir, ignore_errors=True)
+    except OSError:
+        pass
 
 
 def registry_of(config):
@@ -345,6 +354,7 @@ class ClaimReporter:
         self.notes: list[str] = []
         self.texts, self.stamps, self.entries = {}, None, []
         self.scope, self.built_from, self.interrupted = "latest", [], False
+        self._sources: dict[str, str | None] = {}
         self.keep_runs = 0
         # no report for a run that runs nothing: --co (an editor discovering tests), --fixtures
         self.quiet = bool(config.getoption("--no-claims-report") or config.option.collectonly
@@ -366,7 +376,7 @@ class ClaimReporter:
             raise pytest.UsageError("\n".join(problems))  # every mistake, one line each
         for item in items:
             _settle_tier(item)
-        need_slow = pytest.mark.skip(reason="slow tier: needs --runslow")
+        need_slow = pytest.mark.skip(reason=TIER_SKIP)
         for item in items:
             if _tier(item) in self.settings.slow_tiers and not self.config.getoption("--runslow"):
                 item.add_marker(need_slow)
@@ -382,7 +392,7 @@ class ClaimReporter:
             if t is None:
                 continue
             if mark:
-                why = f"{t['tier']} tier not selected (-m {mark!r})"
+                why = f"{t['tier'] + ' tier ' if t['tier'] else ''}not selected (-m {mark!r})"
             elif keyword:
                 why = f"deselected by -k {keyword!r}"
             else:  # --deselect, --lf, another plugin
@@ -421,12 +431,14 @@ class ClaimReporter:
                 t["records"].append(value)
             elif name == "claim_figure" and report.when == "call":
                 t["figures"].append(value)
-            elif name == PIN_KEY and report.when == "call":
+            elif name in (PIN_KEY, "claim_pin") and report.when == "call":
                 t["pins"].append(value)
+                self._old_key(name)
             elif name == "claim_diagnosis" and report.when == "call":
                 t["diagnosis"] = value
-            elif name == EVIDENCE_KEY:  # may come at teardown, once the test has read its runs
+            elif name in (EVIDENCE_KEY, "claim_evidence"):  # may come at teardown, once the test has read its runs
                 t["evidence"] = value
+                self._old_key(name)
         outcome = None
         if report.failed:
             outcome = "failed" if report.when == "call" else "error"
@@ -439,6 +451,12 @@ class ClaimReporter:
             t.update(outcome=outcome, reason=_reason(report) if outcome != "passed" else "")
         if report.when == "call":
             t["duration"] = round(report.duration, 3)
+
+    def _old_key(self, name):
+        new = {"claim_pin": "claimcheck.pin_checked", "claim_evidence": "claimcheck.evidence_note"}.get(name)
+        note = f"the user_properties key {name!r} is read for now, and will not be: use {new}(request.node, ...)"
+        if new and note not in self.notes:
+            self.notes.append(note)
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: sees the xfail verdict
     def pytest_runtest_makereport(self, item, call):
@@ -506,41 +524,56 @@ class ClaimReporter:
         self.doc["runs"][0]["tiers"] = self.doc["tiers"]
         if self.interrupted:  # Ctrl-C: a report of what ran, said to be partial
             self.doc["interrupted"] = self.doc["runs"][0]["interrupted"] = True
+        self.doc["notes"] = self.notes  # claimcheck check's warnings and the run's notes
         try:
             own = report.write(self.doc, self.run_dir, texts)
-            top = self._latest(suite, texts) if self.scope == "latest" and not self.interrupted else None
-            if self.interrupted and self.scope == "latest":
-                self.notes.append(f"interrupted: this run's report is {self.run_dir}; the report dir's "
-                                  "report still shows the latest runs that finished")
-            elif top is None:
+            top, used = self._latest(suite, texts) if self.scope == "latest" else (None, set())
+            if top is None:
                 publish(self.run_dir, self.outdir)
             else:  # the run's figures and pins, then the merged report over the run's own
                 publish(self.run_dir, self.outdir, skip={p.relative_to(self.run_dir) for p in own})
                 with tempfile.TemporaryDirectory(dir=self.outdir, prefix=".latest-") as tmp:
                     report.write(top, Path(tmp), texts)
                     publish(Path(tmp), self.outdir)
-                self.built_from = [(r.get("run"), r["latest_for"]) for r in top["runs"]]
-            prune_runs(self.outdir / "runs", self.keep_runs, self.run_dir)
+                self.built_from = [(r.get("run"), r["tests"]) for r in top["runs"]]
+            prune_runs(self.outdir / "runs", self.keep_runs, self.run_dir, protect=used)
         except OSError as e:
             self.doc["write_error"] = f"could not write the report to {self.outdir}: {e}"
 
-    def _latest(self, suite, texts) -> dict | None:
-        """The report of each test as the latest run of its tier saw it, or None when that is this
-        run's own (no earlier finished run under runs/ ran another tier)."""
+    def _latest(self, suite, texts) -> tuple[dict | None, set[Path]]:
+        """(the report of each test as the latest run that reached it saw it, the run folders it
+        reads); the report is None when it is this run's own (no earlier run adds a test)."""
         docs = []
         for d in (self.outdir / "runs").iterdir() if (self.outdir / "runs").is_dir() else ():
             if d == self.run_dir or not _RUN_NAME.fullmatch(d.name) or not (d / "claims.json").is_file():
                 continue
             try:
-                docs.append(((d / "claims.json").stat().st_mtime, json.loads((d / "claims.json").read_text("utf-8"))))
+                docs.append(((d / "claims.json").stat().st_mtime, d,
+                             json.loads((d / "claims.json").read_text("utf-8"))))
             except (OSError, ValueError):  # being pruned or written by another run: not a finished run
                 continue
-        ordered = [doc for _, doc in sorted(docs, key=lambda x: x[0])] + [self.doc]
-        tests, runs = report.latest_of_each_tier(ordered, tuple(self.settings.tiers))
+        docs.sort(key=lambda x: x[0])
+        ordered = [doc for _, _, doc in docs] + [self.doc]
+        tests, runs = report.latest_results(ordered, self._still_in_suite)
+        names = {r.get("run") for r in runs}
+        used = {d for _, d, doc in docs if (doc.get("runs") or [{}])[0].get("run") in names}
         if len(runs) < 2:
-            return None
-        return report.build(self.registry, tests, runs, suite, self.settings, self._suspects(texts, quiet=True),
-                            self.config.getini("claimcheck_title"), texts)
+            return None, used
+        top = report.build(self.registry, tests, runs, suite, self.settings, self._suspects(texts, quiet=True),
+                           self.config.getini("claimcheck_title"), texts)
+        top["notes"] = self.notes
+        return top, used
+
+    def _still_in_suite(self, nodeid: str) -> bool:
+        """Whether a test an earlier run saw is still in the suite: its file still defines it."""
+        path, _, rest = nodeid.partition("::")
+        name = rest.rsplit("::", 1)[-1].split("[", 1)[0]
+        if path not in self._sources:
+            try:
+                self._sources[path] = (Path(self.config.rootpath) / path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                self._sources[path] = None
+        return bool(name) and self._sources[path] is not None and f"def {name}" in self._sources[path]
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.is_worker or self.doc is None:
@@ -554,14 +587,12 @@ class ClaimReporter:
             tr.write_line(f"  UNKNOWN   {cid} named by {nodes[0]} is not in the registry", red=True)
         for note in self.notes:
             tr.write_line(f"  note: {note}")
-        shown = self.run_dir if self.interrupted and self.scope == "latest" else self.outdir
         tr.write_line(self.doc.get("write_error") or
-                      f"report: {shown}/index.html, claims.md, claims.json, badge.svg "
-                      + (f"(this run's own: {self.run_dir})" if shown != self.run_dir else "(interrupted: this run's own)"))
+                      f"report: {self.outdir}/index.html, claims.md, claims.json, badge.svg "
+                      f"(this run's own: {self.run_dir})")
         if self.built_from and not self.doc.get("write_error"):
-            tr.write_line("  it merges the latest run of each tier: " + "; ".join(
-                f"{', '.join(tiers)}: {run}" for run, tiers in self.built_from)
-                + " (--claims-report-scope=run: this run only)")
+            tr.write_line("  it shows each test as the latest run that reached it: " + "; ".join(
+                f"{run} ({n} tests)" for run, n in self.built_from) + " (--claims-report-scope=run: this run only)")
 
 
 def _keep_runs(config) -> int:
@@ -575,12 +606,13 @@ def _keep_runs(config) -> int:
     return keep
 
 
-def prune_runs(runs: Path, keep: int, current: Path | None = None) -> list[Path]:
+def prune_runs(runs: Path, keep: int, current: Path | None = None, protect=frozenset()) -> list[Path]:
     """Delete all but the ``keep`` most recently finished runs under ``runs`` (by when their
     claims.json was written, not when they started: a long run that ends last is the newest);
     return what was deleted. A run still going has no claims.json yet and is never touched, nor
-    is ``current`` (the run pruning), nor anything but a run's own folder (named by _run_id).
-    ``keep`` 0 deletes nothing."""
+    is ``current`` (the run pruning), nor a run in ``protect`` (one the report dir's report still
+    reads: the latest to reach some test), nor anything but a run's own folder (named by
+    _run_id). ``keep`` 0 deletes nothing."""
     if keep <= 0 or not runs.is_dir():
         return []
 
@@ -592,7 +624,7 @@ def prune_runs(runs: Path, keep: int, current: Path | None = None) -> list[Path]
 
     done = [(t, d) for d in runs.iterdir() if d.is_dir() and _RUN_NAME.fullmatch(d.name)
             and (t := finished_at(d)) is not None]
-    old = [d for _, d in sorted(done)[:-keep] if d != current]
+    old = [d for _, d in sorted(done)[:-keep] if d != current and d not in protect]
     for d in old:
         shutil.rmtree(d, ignore_errors=True)  # another run pruning the same folder at once is fine
     return old

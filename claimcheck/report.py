@@ -10,7 +10,8 @@ from .html import page
 from .markdown import markdown
 from .marks import DEFAULT, Settings
 from .registry import QUOTE_JOIN
-from .verdict import STATUSES, figures, pins, summary, tiers_run, verdicts
+from .marks import TIER_SKIP
+from .verdict import RAN, STATUSES, figures, pins, summary, tiers_run, verdicts
 
 
 def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings = DEFAULT,
@@ -50,26 +51,27 @@ def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings 
     }
 
 
-def latest_of_each_tier(docs: list[dict], tiers) -> tuple[dict, list[dict]]:
-    """(tests, runs): each test as the latest run of its tier saw it, from several runs' claims.json
-    documents, oldest first. A run counts for the tiers it ran; a test that names no tier, as the
-    latest run saw it. So ``pytest -m slow --runslow`` after ``pytest -m fast`` shows both. An
-    interrupted run stands for no tier."""
-    latest: dict[str, dict] = {}
-    for doc in docs:
-        if doc.get("interrupted"):  # it stands for no tier: its own report keeps what it saw
-            continue
-        for tier in doc.get("tiers") or []:
-            latest[tier] = doc
-    chosen = [d for d in docs if any(d is latest.get(t) for t in latest)]
+def reached(t: dict) -> bool:
+    """Whether a run reached a test: it ran, or skipped for a reason of its own (no corpus, no
+    CUDA), not because its tier or a -k/-m expression left it out, nor because the run stopped."""
+    return t.get("outcome") in RAN or (t.get("outcome") == "skipped" and t.get("reason") != TIER_SKIP)
+
+
+def latest_results(docs: list[dict], keep=lambda nodeid: True) -> tuple[dict, list[dict]]:
+    """(tests, runs): each test as the latest run that reached it saw it, from several runs'
+    claims.json documents, oldest first; a test no run reached, as the latest run saw it. So a
+    slow-only run after a fast one shows both, and ``-k``, one file, ``-x`` or Ctrl-C replace only
+    the tests they reached. ``keep(nodeid)``: whether the test is still in the suite (a deleted
+    test's old result is dropped). ``runs``: the runs some test comes from, each with ``tests``,
+    how many."""
     tests: dict[str, dict] = {}
-    for doc in chosen:  # oldest first: for a tier no chosen run ran, the later run's view wins
-        for nodeid, t in doc.get("tests", {}).items():
-            own = latest.get(t.get("tier"))
-            if own is None or own is doc:
-                tests[nodeid] = t
-    runs = [dict(r, latest_for=[t for t in (*tiers, *sorted(set(latest) - set(tiers))) if latest.get(t) is d])
-            for d in chosen for r in d.get("runs", [])[:1]]
+    source: dict[str, int] = {}
+    for i, doc in enumerate(docs):
+        for nodeid, t in (doc.get("tests") or {}).items():
+            if keep(nodeid) and (reached(t) or nodeid not in tests or not reached(tests[nodeid])):
+                tests[nodeid], source[nodeid] = t, i
+    count = {i: sum(1 for j in source.values() if j == i) for i in set(source.values())}
+    runs = [dict(r, tests=count[i]) for i in sorted(count) for r in (docs[i].get("runs") or [{}])[:1]]
     return tests, runs
 
 

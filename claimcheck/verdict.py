@@ -141,7 +141,7 @@ def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
     elif ran or unmeasured:
         head = (ran or unmeasured)[-1]
     else:
-        reasons = "; ".join(f"{words.get(s, s)}: {v['reason']}" for s, v in scales.items())
+        reasons = "; ".join((f"{words.get(s, s)}: " if words.get(s, s) else "") + v["reason"] for s, v in scales.items())
         return {"status": "not-run", "scale": None, "reason": reasons, "scales": scales}
     return {"status": scales[head]["status"], "scale": head, "reason": scales[head]["reason"],
             "scales": scales}

@@ -206,7 +206,7 @@ def test_every_test_that_needs_a_tier_marker_is_named_on_a_line_of_its_own(scrat
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
     for name in ("test_one", "test_two"):
-        assert [line for line in err.splitlines() if name in line and "tiers fast, slow" in line
+        assert [line for line in err.splitlines() if name in line and "registry tier fast, slow" in line
                 and "carries no tier marker" in line], err
 
 
@@ -241,31 +241,61 @@ def test_runs_merge_into_one_report(scratch, tmp_path):
     assert "F-01" in errata and "X-01" in errata and "P-01" not in errata
 
 
+def _top(scratch, *args):
+    """Run pytest in the scratch project with the default scope; the report dir's claims.json."""
+    result = scratch.runpytest("--claims-registry", "claims.toml", "--claims-report-dir", "out",
+                               "-p", "no:cacheprovider", *args)
+    return result, json.loads((scratch.path / "out" / "claims.json").read_text(encoding="utf-8"))
+
+
 @pytest.mark.fast
-def test_the_report_dir_shows_the_latest_run_of_each_tier(scratch):
+def test_the_report_dir_shows_each_test_as_the_latest_run_that_reached_it(scratch):
     """A slow-only run after a fast one: the top-level report keeps the fast tier's verdicts and
     erratum, names both runs, and each run's own report stays its own (issue 43)."""
-    def run(*args):
-        result = scratch.runpytest("--claims-registry", "claims.toml", "--claims-report-dir", "out",
-                                   "-p", "no:cacheprovider", *args)
-        return result, json.loads((scratch.path / "out" / "claims.json").read_text(encoding="utf-8"))
-
-    _, fast = run("-m", "fast")
-    result, top = run("-m", "slow", "--runslow")
+    _top(scratch, "-m", "fast")
+    result, top = _top(scratch, "-m", "slow", "--runslow")
     assert by_id(top)["F-01"]["status"] == "fails" and by_id(top)["P-01"]["status"] == "holds"  # from the fast run
     assert by_id(top)["X-01"]["status"] == "diverges"  # from the slow run
-    assert [r["latest_for"] for r in top["runs"]] == [["fast"], ["slow"]] and top["tiers"] == ["fast", "slow"]
-    result.stdout.fnmatch_lines(["*it merges the latest run of each tier: fast: *; slow: *"])
+    assert [r["tests"] for r in top["runs"]] == [5, 5] and top["tiers"] == ["fast", "slow"]
+    result.stdout.fnmatch_lines(["*it shows each test as the latest run that reached it: * (5 tests); * (5 tests)*"])
     own = sorted((scratch.path / "out" / "runs").glob("*/claims.json"), key=lambda p: p.stat().st_mtime)
     assert [json.loads(p.read_text())["tiers"] for p in own] == [["fast"], ["slow"]]
-    # a later fast run replaces the first one, and only it
+    # a later fast run replaces what the first one saw, and only that
     scratch.makepyfile(test_sample=TESTS.replace("claim_record(\"F-01\", 3.0, expected=7.26)\n    assert 3.0 == 7.26",
                                                  "claim_record(\"F-01\", 7.26)"))
-    _, top = run("-m", "fast")
+    _, top = _top(scratch, "-m", "fast")
     assert by_id(top)["F-01"]["status"] == "holds" and by_id(top)["X-01"]["status"] == "diverges"
     # this run only, as before
-    _, only = run("-m", "fast", "--claims-report-scope=run")
+    _, only = _top(scratch, "-m", "fast", "--claims-report-scope=run")
     assert by_id(only)["X-01"]["status"] == "not-run"
+
+
+@pytest.mark.fast
+def test_a_partial_run_replaces_only_the_tests_it_reached(scratch):
+    """-k, one node ID, -x: the tests a run deselected, did not collect or never reached keep the
+    result of the latest run that reached them; a test deleted from the suite drops out."""
+    _top(scratch, "--runslow")
+    _, top = _top(scratch, "-k", "test_passes")
+    assert _statuses(top) == EXPECTED
+    _, top = _top(scratch, "test_sample.py::test_part_one")  # the others: not collected at all
+    assert _statuses(top) == EXPECTED
+    _, top = _top(scratch, "-x")  # stops at the first failure: the rest never reported
+    assert _statuses(top) == EXPECTED
+    scratch.makepyfile(test_sample=TESTS.replace("def test_passes(", "def test_renamed_passes("))
+    _, top = _top(scratch, "-k", "test_part_one")
+    assert not any(n.endswith("::test_passes") for n in top["tests"])  # gone from the suite
+    assert by_id(top)["P-01"]["status"] == "not-run"  # its new test has not run yet
+
+
+@pytest.mark.fast
+def test_pruning_keeps_every_run_the_report_dir_still_reads(scratch):
+    scratch.makeini("[pytest]\nclaimcheck_keep_runs = 2\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n" + SCALES_INI)
+    _top(scratch, "-m", "slow", "--runslow")
+    for _ in range(3):
+        _, top = _top(scratch, "-m", "fast")
+    assert by_id(top)["X-01"]["status"] == "diverges"  # the slow run survived three fast ones
+    # the two latest, and the slow run the report still reads
+    assert len(list((scratch.path / "out" / "runs").iterdir())) == 3
 
 
 @pytest.mark.fast
