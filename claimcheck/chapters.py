@@ -3,6 +3,7 @@ verdict colour. A span links to the claim's row in index.html (the row links bac
 ``#q-<ID>``), and its hover gives the verdict, the document's value and ours."""
 import html
 
+from .fingerprint import is_markdown as markdown_file
 from .fingerprint import places
 from .fmt import fmt
 from .registry import QUOTE_JOIN
@@ -88,7 +89,7 @@ def body_html(text: str, spans_: list, markdown: bool) -> str:
 
 
 def is_markdown(source: dict) -> bool:
-    return str(source.get("file") or "").lower().endswith((".md", ".markdown"))
+    return markdown_file(source.get("file") or "")
 
 
 def annotate(doc: dict, source_id: str, text: str) -> str:

@@ -50,11 +50,36 @@ def _sentences(text: str, lo: int, hi: int, a: int, b: int) -> str:
     return _norm(" ".join(unit[x:y] for x, y in spans if x < b - lo and y > a - lo))
 
 
-def places(text: str, quote: str) -> list[Place]:
+def _markdown_unit(text: str, a: int) -> tuple[int, int]:
+    """(lo, hi): the Markdown block around offset ``a`` whose sentences a quote there belongs to:
+    a heading, a table row, or a line of a fenced code block on its own; else the paragraph, its
+    prose lines joined however they are wrapped."""
+    spans, pos, fenced = [], 0, False
+    for line in text.splitlines(keepends=True):
+        bare = line.strip()
+        fence = bare.startswith(("```", "~~~"))
+        kind = "blank" if not bare else "own" if fence or fenced or bare.startswith(("#", "|")) else "prose"
+        fenced = fenced != fence
+        spans.append((pos, pos + len(line.rstrip("\r\n")), kind))
+        pos += len(line)
+    at = next((i for i, (lo, hi, _) in enumerate(spans) if lo <= a <= hi), len(spans) - 1)
+    if not spans or spans[at][2] != "prose":
+        return (spans[at][0], spans[at][1]) if spans else (0, len(text))
+    first = last = at
+    while first > 0 and spans[first - 1][2] == "prose":
+        first -= 1
+    while last + 1 < len(spans) and spans[last + 1][2] == "prose":
+        last += 1
+    return spans[first][0], spans[last][1]
+
+
+def places(text: str, quote: str, markdown: bool = False) -> list[Place]:
     """Every place the quote is found. Spaces may differ from the text's. A quote is looked for
     within single lines first (prose one paragraph per line; a table row or a line of program
     output is a unit of its own); when no line holds it, within paragraphs, so a hard-wrapped
-    paragraph's quote is found across its line breaks."""
+    paragraph's quote is found across its line breaks. In a Markdown source (``markdown``) a
+    quote's sentence is read from its paragraph, however it is wrapped; in a plain text, from its
+    line, or from its paragraph where it runs across lines."""
     words = quote.split()
     if not words:
         return []
@@ -62,7 +87,10 @@ def places(text: str, quote: str) -> list[Place]:
         found = []
         for m in re.finditer(sep.join(map(re.escape, words)), text):
             a, b = m.span()
-            if wrapped:
+            if markdown:
+                lo, hi = _markdown_unit(text, a)
+                hi = max(hi, b)
+            elif wrapped:
                 lo = max((x.end() for x in _BLANK.finditer(text, 0, a + 1) if x.end() <= a), default=0)
                 nxt = _BLANK.search(text, b)
                 hi = nxt.start() if nxt else len(text)
@@ -90,16 +118,21 @@ def nearest(text: str, quote: str) -> tuple[int, str] | None:
     return where if best >= 0.5 else None
 
 
-def sentences_of(text: str, quote: str) -> str | None:
+def sentences_of(text: str, quote: str, markdown: bool = False) -> str | None:
     """The whole sentence(s) of ``text`` that the quote overlaps at its first place, white space
     collapsed; None when the quote is not in the text."""
-    found = places(text, quote)
+    found = places(text, quote, markdown)
     return found[0].sentence if found else None
 
 
-def stamp_of(claim, text: str) -> dict:
+def is_markdown(file: str) -> bool:
+    """Whether a source is Markdown, by its file name."""
+    return str(file).lower().endswith((".md", ".markdown"))
+
+
+def stamp_of(claim, text: str, markdown: bool = False) -> dict:
     """``{sentence, fingerprint}`` for one claim; sentence None when a quote is not found."""
-    parts = [sentences_of(text, q) for q in claim.quotes]
+    parts = [sentences_of(text, q, markdown) for q in claim.quotes]
     if any(p is None for p in parts):
         return {"sentence": None, "fingerprint": None}
     sentence = QUOTE_JOIN.join(dict.fromkeys(parts))
@@ -115,7 +148,7 @@ def stamp(registry, texts: dict[str, str]) -> dict:
     out, and stays suspect until its quote is fixed."""
     out = {}
     for c in registry.values():
-        s = stamp_of(c, texts[c.source])
+        s = stamp_of(c, texts[c.source], is_markdown(registry.sources[c.source].file))
         if s["fingerprint"]:
             out[c.id] = s
     return out
@@ -143,7 +176,7 @@ def check(registry, texts: dict[str, str], stamps: dict | None) -> dict[str, dic
     sentence it sits in is not the one stamped. Claims never stamped are not suspect."""
     out = {}
     for c in registry.values():
-        now = stamp_of(c, texts[c.source])
+        now = stamp_of(c, texts[c.source], is_markdown(registry.sources[c.source].file))
         old = (stamps or {}).get(c.id)
         if now["sentence"] is None:
             out[c.id] = {"why": "quote not found in the source",

@@ -270,3 +270,23 @@ def test_stamping_an_unknown_id_exits_with_one_line_and_writes_nothing(tmp_path,
     assert "NOPE-99" in message and first not in message
     assert "\n" not in message.strip()
     assert (tmp_path / "claims.stamps.json").read_bytes() == before
+
+
+@pytest.mark.fast
+def test_in_markdown_the_sentence_is_read_from_its_paragraph_however_it_is_wrapped():
+    """A quote within one line of a hard-wrapped Markdown paragraph: its stamp covers the whole
+    sentence, so an edit on the next line flags it, and re-wrapping the same sentence does not."""
+    quote = "Binary search finds any item"
+    text = "# Search\n\nBinary search finds any item among 1,000 sorted items in at most 9\ncomparisons. Next.\n"
+    whole = "Binary search finds any item among 1,000 sorted items in at most 9 comparisons."
+    assert fingerprint.sentences_of(text, quote, markdown=True) == whole
+    edited = text.replace("9\ncomparisons.", "9\nguesses, never more.")
+    assert fingerprint.sentences_of(edited, quote, markdown=True) != whole
+    rewrapped = text.replace("in at most 9\ncomparisons.", "in at\nmost 9 comparisons.")
+    assert fingerprint.sentences_of(rewrapped, quote, markdown=True) == whole
+    # a heading, a table row and a fenced code line stay units of their own
+    md = "# Title here\nText after. More.\n\n| a | 37.82 |\n| b | 37.62 |\n\n```\nloss 1.5\nloss 1.2\n```\n"
+    assert fingerprint.sentences_of(md, "Title", markdown=True) == "# Title here"
+    assert fingerprint.sentences_of(md, "37.82", markdown=True) == "| a | 37.82 |"
+    assert fingerprint.sentences_of(md, "loss 1.5", markdown=True) == "loss 1.5"
+    assert fingerprint.sentences_of(md, "Text after", markdown=True) == "Text after."
