@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from .fingerprint import nearest, places
 
-_NUMBER = re.compile(r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+−]?\d+)?(?:/\d+)?")
 
 
 @dataclass(frozen=True)
@@ -47,29 +46,76 @@ def registry_lines(registry) -> dict[str, int]:
     return out
 
 
-def _numbers(text: str) -> list[float]:
-    out = []
-    for m in _NUMBER.finditer(text):
-        s = m.group().replace("−", "-").replace(",", "")
-        num, _, den = s.partition("/")
-        try:
-            out.append(float(num) / float(den) if den else float(num))
-        except (ValueError, ZeroDivisionError):
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+# a number as a text writes it: 1,115,394 · 1.115.394 · 2,43 · .5 · 2.98e-08 · 5×10^-3 · 10^4 ·
+# 124M · 50.7 % · 1/100 (a sign only where a word cannot end: "10-20" is 10 and 20, "top-5" is 5)
+_NUM = re.compile(r"(?:(?<=[\s(=≈~:;,\[])|^)?(?P<sign>[-+−])?(?P<int>\d{1,3}(?:[,.  ]\d{3})+|\d+)?"
+                  r"(?P<frac>[.,]\d+)?(?:[eE](?P<exp>[-+−]?\d+))?"
+                  r"(?:\s*[×x·*]\s*10\^?(?P<pow>[-+−]?\d+))?(?P<suffix>\s*%|[kKMGB]\b)?")
+
+
+def _numbers(text: str) -> set[float]:
+    """Every number the text can be read as writing (each reading of an ambiguous one)."""
+    text = text.translate(_SUPERSCRIPT).replace("−", "-")
+    out: set[float] = set()
+    for m in _NUM.finditer(text):
+        whole, frac = m["int"], m["frac"]
+        if not whole and not frac:
             continue
+        start = m.start("sign") if m["sign"] else m.start("int") if whole else m.start("frac")
+        signed = m["sign"] == "-" and (start == 0 or not text[start - 1].isalnum())
+        readings = []
+        if whole and frac is None and re.fullmatch(r"\d{1,3}(?:[,.]\d{3})+", whole):
+            readings += [whole.replace(",", "").replace(".", ""),           # thousands: 1,115,394
+                         whole.replace(",", "."), whole.replace(".", "")]  # or a decimal: 2,430
+            if whole.count(",") + whole.count(".") == 1:  # or a list: (128,256)
+                readings += re.split(r"[,.]", whole)
+        else:
+            w = re.sub(r"[,.  ]", "", whole or "0")
+            readings.append(w + ("." + frac[1:] if frac else ""))
+        for r in readings:
+            try:
+                x = float(r)
+            except ValueError:
+                continue
+            if m["exp"]:
+                x *= 10 ** int(m["exp"].replace("−", "-"))
+            if m["pow"]:
+                x *= 10 ** int(m["pow"].replace("−", "-"))
+            scale = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9}.get((m["suffix"] or "").strip(), 1)
+            x *= scale
+            x = -x if signed else x
+            out.add(x)
+            if (m["suffix"] or "").strip() == "%":
+                out.add(x / 100)
+    for a, b in re.findall(r"(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)", text):  # 1/100, also as a ratio
+        if float(b):
+            out.add(float(a) / float(b))
+    for base, power in re.findall(r"(?<![\d.])(10|2)\s*\^\s*([-+]?\d+)", text):  # 10^4, 2^10
+        out.add(float(base) ** int(power))
     return out
+
+
+def _plain(v):
+    """numpy and torch scalars and arrays as Python values."""
+    return v.tolist() if hasattr(v, "tolist") else v
 
 
 def stated(value: str, expected) -> bool:
     """Whether the registry's ``value`` states ``expected``: the same text, a number written in it
-    ("1,115,394", "2.98e-08", "1/100"), a list or dict of such, or words that it contains."""
+    (any of the ways ``_numbers`` reads), a list or dict of such, or words that it contains."""
+    expected = _plain(expected)
     if expected is None:
         return True
     if isinstance(expected, dict):
         return all(stated(value, v) for v in expected.values())
     if isinstance(expected, (list, tuple)):
         return all(stated(value, v) for v in expected)
-    if isinstance(expected, bool) or not isinstance(expected, (int, float)):
-        return str(expected).strip().lower() in value.lower()
+    if isinstance(expected, bool):
+        return re.search(rf"\b{expected}\b", value, re.I) is not None
+    if not isinstance(expected, (int, float)):
+        text = str(expected).strip().lower()
+        return text == value.strip().lower() if not text else text in value.lower()
     return any(math.isclose(float(expected), x, rel_tol=1e-9, abs_tol=0.0) for x in _numbers(value))
 
 
@@ -133,7 +179,7 @@ def suite_problems(registry, entries) -> list[Problem]:
             tiers_of[cid] |= set(tiers)
         for cid, expected, line in e.records:
             if cid in registry and (why := expected_problem(registry[cid], expected)):
-                out.append(Problem(f"{e.path}:{line}", cid, why))
+                out.append(Problem(f"{e.path}:{line}", cid, why, error=False))
     for c in registry.values():
         where = f"{registry.path.name}:{lines.get(c.id, '?')}"
         have = tiers_of.get(c.id)

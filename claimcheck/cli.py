@@ -17,6 +17,7 @@ from pathlib import Path
 from . import __version__, check, fingerprint, report
 from .marks import DEFAULT, TIERS, Settings
 from .registry import RegistryError, load_registry
+from .suite import PYTHON_FILES
 from .suite import read as read_suite
 from .verdict import diff, merge_test
 
@@ -58,7 +59,11 @@ def check_command(registry, folder: Path, tests: list[str]) -> int:
     """``claimcheck check``: print every problem, one line each; 1 when any is an error."""
     tiers = tuple(line.partition(":")[0].strip() for line in _lines(ini_value(folder, "claimcheck_tiers"))) or TIERS
     paths = tests or [p for v in _lines(ini_value(folder, "testpaths")) for p in v.split()]
-    entries = read_suite(folder, paths, tiers)
+    missing = [p for p in paths if not (folder / p).exists()]
+    if missing:
+        raise SystemExit(f"claimcheck check: no such test file or folder: {', '.join(missing)}")
+    patterns = tuple(p for v in _lines(ini_value(folder, "python_files")) for p in v.split()) or PYTHON_FILES
+    entries = read_suite(folder, paths, tiers, patterns)
     found = check.problems(registry, _texts(registry), entries)
     for p in found:
         print(("error   " if p.error else "warning ") + str(p))

@@ -30,6 +30,7 @@ import pytest
 from . import check, fingerprint, progress, report
 from .marks import EVIDENCE_KEY, PIN_KEY, TIER_SKIP, Undecided, is_divergence_mark, settings_from_ini
 from .registry import RegistryError, load_registry
+from .suite import PYTHON_FILES
 from .suite import read as read_suite
 from .verdict import unknown_ids
 
@@ -91,7 +92,8 @@ def pytest_configure(config):
     except (RegistryError, ValueError) as e:
         raise pytest.UsageError(str(e)) from None
     # claimcheck check: the registry against its texts and the whole suite, before any test runs
-    entries = read_suite(root, config.getini("testpaths"), tuple(settings.tiers))
+    entries = read_suite(root, config.getini("testpaths"), tuple(settings.tiers),
+                         tuple(config.getini("python_files")) or PYTHON_FILES)
     found = check.problems(registry, texts, entries)
     errors = [str(p) for p in found if p.error]
     if errors:
@@ -165,11 +167,13 @@ def claim_record(request):
 
     Puts what a test measured beside what the document says, in the report. The ID must be
     one the test's ``claim`` marker names. A record with no ``label`` is the claim's own number:
-    its ``expected`` defaults to the registry's ``value``, and one the value does not state is an
-    error. A labelled record is a part (one seed, one width) with an ``expected`` of its own.
+    its ``expected`` defaults to the registry's ``value``, and one the value does not seem to state
+    is a note of the run. A labelled record is a part (one seed, one width) with an ``expected`` of
+    its own.
     """
     names = set(_claims_of(request.node))
-    registry = registry_of(request.config)
+    reporter = request.config.stash[_KEY]
+    registry = reporter.registry
 
     def record(claim_id, measured, expected=None, tolerance=None, label=None):
         if claim_id not in names:
@@ -177,8 +181,8 @@ def claim_record(request):
                              f"{sorted(names) or 'no claim'}")
         if label is None and claim_id in registry:  # the claim's own number: the registry's
             why = check.expected_problem(registry[claim_id], expected)
-            if why:
-                raise ValueError(why)
+            if why and why not in reporter.notes:
+                reporter.notes.append(f"{request.node.nodeid}: {why}")
             expected = registry[claim_id].value if expected is None else expected
         request.node.user_properties.append(("claim_record", {
             "claim": claim_id, "label": label, "measured": _jsonable(measured),
@@ -355,6 +359,7 @@ class ClaimReporter:
         self.texts, self.stamps, self.entries = {}, None, []
         self.scope, self.built_from, self.interrupted = "latest", [], False
         self._sources: dict[str, str | None] = {}
+        self.usage_errors: list[str] = []
         self.keep_runs = 0
         # no report for a run that runs nothing: --co (an editor discovering tests), --fixtures
         self.quiet = bool(config.getoption("--no-claims-report") or config.option.collectonly
@@ -372,6 +377,11 @@ class ClaimReporter:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items):
         problems = [p for p in map(_check_item, items) if p]
+        if problems and self.is_worker:  # an xdist worker: it runs nothing, and the controller says why
+            self.usage_errors = problems
+            self.config.hook.pytest_deselected(items=list(items))
+            items[:] = []
+            return
         if problems:
             raise pytest.UsageError("\n".join(problems))  # every mistake, one line each
         for item in items:
@@ -402,9 +412,13 @@ class ClaimReporter:
     def pytest_sessionfinish(self, session, exitstatus):
         self.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         if self.is_worker:  # hand the collection over to the controller
+            self.config.workeroutput["claimcheck_usage"] = json.dumps(self.usage_errors)
             self.config.workeroutput["claimcheck"] = json.dumps(
                 {n: {k: t[k] for k in ("outcome", "reason", "tier", "scale", "claims")}
                  for n, t in self.tests.items() if t["outcome"] in ("deselected", "not-reported")})
+            return
+        if self.usage_errors:  # found by the xdist workers at collection: a usage error, as without xdist
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
         if self.quiet or not self.tests:
             return
@@ -412,6 +426,8 @@ class ClaimReporter:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error):
+        self.usage_errors += [p for p in json.loads(getattr(node, "workeroutput", {}).get("claimcheck_usage") or "[]")
+                              if p not in self.usage_errors]  # every worker finds the same
         data = getattr(node, "workeroutput", {}).get("claimcheck")
         for nodeid, t in json.loads(data or "{}").items():
             if nodeid not in self.tests:  # each worker collects the same tests
@@ -576,6 +592,10 @@ class ClaimReporter:
         return bool(name) and self._sources[path] is not None and f"def {name}" in self._sources[path]
 
     def pytest_terminal_summary(self, terminalreporter):
+        if self.usage_errors and not self.is_worker:
+            for line in self.usage_errors:
+                terminalreporter.write_line(f"ERROR: {line}", red=True)
+            return
         if self.is_worker or self.doc is None:
             return
         tr = terminalreporter

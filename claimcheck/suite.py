@@ -82,33 +82,59 @@ def _module_marks(tree) -> list:
     return []
 
 
-def files(root: Path, testpaths=()) -> list[Path]:
-    root = Path(root)
-    files = []
-    for base in [root / p for p in testpaths] or [root]:
-        for path in sorted(base.rglob("test_*.py")) if base.is_dir() else [base]:
-            if not any(p.startswith(".") or p in _SKIP_DIRS for p in path.relative_to(root).parts[:-1]):
-                files.append(path)
-    return files
+PYTHON_FILES = ("test_*.py", "*_test.py")  # pytest's default python_files
 
 
-def read(root: Path, testpaths=(), tiers=TIERS) -> list[Entry]:
-    """Every module-level test function of the suite with its tiers (the document's tier names),
-    scale, claims and xfails."""
+def files(root: Path, testpaths=(), patterns=PYTHON_FILES) -> list[Path]:
+    """The test files under ``testpaths`` (files or folders, relative to ``root`` or absolute),
+    named as ``patterns`` say; hidden and build folders are skipped."""
+    root = Path(root).resolve()
+    found = []
+    for base in [(root / p).resolve() for p in testpaths] or [root]:
+        paths = sorted({q for pat in patterns for q in base.rglob(pat)}) if base.is_dir() else [base]
+        for path in paths:
+            inside = path.relative_to(base).parts[:-1] if base.is_dir() else ()
+            if path.is_file() and not any(part.startswith(".") or part in _SKIP_DIRS for part in inside):
+                found.append(path)
+    return list(dict.fromkeys(found))
+
+
+def _name(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(Path(root).resolve()))
+    except ValueError:  # a test file outside the rootdir
+        return str(path)
+
+
+def _tests(body, prefix=""):
+    """(name, function node, class decorators and pytestmark) of every test function: module level,
+    and methods of classes named Test* (pytest's default python_classes)."""
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            yield prefix + node.name, node, []
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            marks = list(node.decorator_list) + _module_marks(node)
+            for name, func, inner in _tests(node.body, f"{prefix}{node.name}::"):
+                yield name, func, marks + inner
+
+
+def read(root: Path, testpaths=(), tiers=TIERS, patterns=PYTHON_FILES) -> list[Entry]:
+    """Every test function of the suite (module level, and in Test* classes) with its tiers (the
+    document's tier names), scale, claims and xfails, read from its marks as written: a mark a
+    conftest adds, or one held in a variable, is not seen."""
     out = []
-    for path in files(root, testpaths):
+    for path in files(root, testpaths, patterns):
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError):
             continue
         module = _marks(_module_marks(tree), tiers)
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-                m = _marks(node.decorator_list, tiers)
-                out.append(Entry(str(path.relative_to(root)), node.name,
-                                   tuple(m["tiers"] or module["tiers"]), m["scale"] or module["scale"],
-                                   tuple(module["claims"] + m["claims"]), tuple(module["xfails"] + m["xfails"]),
-                                   node.lineno, _records(node)))
+        for name, node, outer in _tests(tree.body):
+            m = _marks(outer + node.decorator_list, tiers)
+            out.append(Entry(_name(path, root), name,
+                             tuple(m["tiers"] or module["tiers"]), m["scale"] or module["scale"],
+                             tuple(module["claims"] + m["claims"]), tuple(module["xfails"] + m["xfails"]),
+                             node.lineno, _records(node)))
     return out
 
 

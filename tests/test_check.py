@@ -105,7 +105,9 @@ def test_a_registry_tier_no_test_carries_is_an_error(tmp_path):
                       "would read not-run; set tier to the tier of a test, or mark a test slow"]
 
 
-def test_an_expected_the_registry_does_not_state_is_an_error_and_a_stated_one_is_not(tmp_path):
+def test_an_expected_the_registry_does_not_state_is_a_warning_and_a_stated_one_is_not(tmp_path):
+    """The report shows the registry's value as the document's whatever a test passes: a stray
+    expected is a warning, not a stop (reading numbers out of prose can miss one)."""
     path = _project(tmp_path, tests=textwrap.dedent('''
         import pytest
 
@@ -119,10 +121,11 @@ def test_an_expected_the_registry_does_not_state_is_an_error_and_a_stated_one_is
         def test_two():
             pass
         '''))
-    errors = [p for p in _problems(path) if not p.startswith("warning")]
-    assert errors == ["test_sort.py:6: SORT-01: claim_record('SORT-01', expected=44): the registry's value is '45', "
-                      "which does not state it; drop expected= (it defaults to the registry's value), fix the "
-                      "registry's value, or give the record a label= if it measures something else"]
+    assert [p for p in _problems(path) if "expected=" in p] == [
+        "warning: test_sort.py:6: SORT-01: claim_record('SORT-01', expected=44): the registry's value is '45', "
+        "which does not state it; drop expected= (it defaults to the registry's value), fix the "
+        "registry's value, or give the record a label= if it measures something else"]
+    assert not [p for p in _problems(path) if not p.startswith("warning")]
 
 
 @pytest.mark.parametrize("value, expected, ok", [
@@ -130,9 +133,19 @@ def test_an_expected_the_registry_does_not_state_is_an_error_and_a_stated_one_is
     ("max |diff| 2.98e-08", 2.98e-08, True), ("1/100", 0.01, True), ("90/10 split: 413,784 / 45,976", [413784, 45976], True),
     ("each token attends mostly to itself", "mostly to itself", True), ("almost a third", "≈1/3", False),
     ("−3.5 points", -3.5, True), ("anything", None, True),
+    # as prose writes numbers (a review's list)
+    ("10^4", 10000, True), ("5×10⁻³", 0.005, True), ("1.5 × 10^-3", 0.0015, True), ("3,5", 3.5, True),
+    ("1.115.394", 1115394, True), ("widths (128,256)", 256, True), ("10-20 ppl", 20, True), ("top-5", 5, True),
+    ("124M", 124e6, True), ("90/10 split", 90, True), (".5", 0.5, True), ("50.7 %", 0.507, True),
+    ("2023-01-05", -1, False), ("untrue", True, False), ("x", "", False),
 ])
 def test_what_a_registry_value_states(value, expected, ok):
     assert check.stated(value, expected) is ok
+
+
+def test_numpy_values_are_read_as_numbers():
+    import numpy as np
+    assert check.stated("1,115,394", np.int64(1115394)) and check.stated("413,784 / 45,976", np.array([413784, 45976]))
 
 
 def test_no_test_for_a_claim_and_an_unknown_id_in_a_test(tmp_path):
@@ -192,9 +205,9 @@ def test_a_wrapped_quote_holds_and_the_duplicate_is_a_note(pytester):
     result.stdout.fnmatch_lines(["*note: claims.toml:26: SORT-03: quote 'Quicksort is fast' found 2 times*"])
 
 
-def test_an_expected_the_registry_does_not_state_fails_its_test_when_it_runs(pytester):
-    """Where the source cannot tell (expected computed), the fixture refuses it: a failure with
-    the one line, never a pass under the wrong number."""
+def test_an_expected_the_registry_does_not_state_is_a_note_when_it_runs(pytester):
+    """Where the source cannot tell (expected computed), the fixture notes it: one line in the
+    run's notes; the report shows the registry's value as the document's."""
     _project(pytester.path, tests=textwrap.dedent('''
         import pytest
 
@@ -204,5 +217,5 @@ def test_an_expected_the_registry_does_not_state_fails_its_test_when_it_runs(pyt
             claim_record("SORT-01", 44, expected=doc)
         '''))
     result = _pytest(pytester)
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*ValueError: claim_record('SORT-01', expected=44): the registry's value is '45'*"])
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*note: test_sort.py::test_one: claim_record('SORT-01', expected=44): the registry's value is '45'*"])

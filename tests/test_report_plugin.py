@@ -410,6 +410,18 @@ def test_an_xfail_that_is_not_a_strict_assertion_divergence_stops_collection(scr
 
 
 @pytest.mark.fast
+def test_a_mistake_found_at_collection_is_one_line_under_xdist_too(scratch):
+    """xdist's workers collect: they run nothing and the controller ends with exit 4 and the
+    line, not an INTERNALERROR."""
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed")
+    scratch.makepyfile(test_loose="import pytest\n@pytest.mark.fast\n@pytest.mark.xfail\ndef test_x():\n    assert 0\n")
+    result = scratch.runpytest_subprocess("--claims-registry", "claims.toml", "-n", "2", "test_loose.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out and out.count("test_x: an xfail here must be claimcheck.diverges") == 1, out
+
+
+@pytest.mark.fast
 def test_a_slow_claim_test_without_a_scale_stops_collection(scratch):
     scratch.makepyfile(test_noscale='import pytest\n@pytest.mark.slow\n@pytest.mark.claim("X-01")\n'
                                     'def test_x():\n    pass\n')
