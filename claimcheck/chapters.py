@@ -2,6 +2,7 @@
 verdict colour. A span links to the claim's row in index.html (the row links back to
 ``#q-<ID>``), and its hover gives the verdict, the document's value and ours."""
 import html
+import re
 
 from .fingerprint import is_markdown as markdown_file
 from .fingerprint import places
@@ -74,9 +75,28 @@ def _clean(text: str) -> str:
     return "".join(ch for ch in text if not _OPEN <= ord(ch) <= _CLOSE)
 
 
+def _inside_markup(text: str, a: int, b: int) -> tuple[int, int]:
+    """A span moved off the Markdown syntax at its edges (a heading's #, a table's pipes, a list's
+    bullet, emphasis and link brackets), so its placeholders leave the syntax as it was."""
+    line_start = lambda i: i == 0 or text[i - 1] == "\n"  # noqa: E731
+    while a < b:
+        m = re.match(r"(?:#{1,6}|[-+*>]|\d+[.)])[ \t]", text[a:b]) if line_start(a) else None
+        if m:
+            a += m.end()
+        elif text[a] in " \t|*_`[":
+            a += 1
+        else:
+            break
+    while b > a and text[b - 1] in " \t|*_`]":
+        b -= 1
+    return a, b
+
+
 def body_html(text: str, spans_: list, markdown: bool) -> str:
     """The text as HTML with its spans marked: escaped and shown as written, or, for a Markdown
     source, rendered by markdown-it-py (CommonMark with tables)."""
+    if markdown:
+        spans_ = [(*_inside_markup(text, a, b), c, i) for a, b, c, i in spans_]
     tags: list[str] = []
     marked = _emit(text, 0, len(text), [(a, b, c, i, False) for a, b, c, i in spans_], tags)
     if markdown:

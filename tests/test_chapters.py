@@ -219,3 +219,17 @@ def test_a_markdown_source_is_rendered_as_markdown_with_its_spans_kept():
 def test_a_plain_text_source_is_shown_as_written():
     page = annotate(_doc(), "S", TEXT)
     assert '<div class="text" lang="it">' in page and "<h1>" not in page.split('<div class="text"', 1)[1]
+
+
+@pytest.mark.parametrize("text, quote, kept", [
+    ("| n | pairs |\n|---|---|\n| 10 | 45 |\n", "| 10 | 45 |", ["<td>", "45</mark></td>"]),
+    ("# Counting pairs\n\nText.\n", "# Counting pairs", ["<h1><mark"]),
+    ("- a bullet item\n- another\n", "- a bullet item", ["<li><mark"]),
+    ("See [the book](http://x.org) now.\n", "See [the book]", ['<a href="http://x.org">']),
+    ("It makes _at most_ 45.\n", "_at most_ 45", ["<em>"]),
+])
+def test_a_quote_at_markdown_syntax_leaves_the_syntax_as_it_was(text, quote, kept):
+    doc = {"generated": "g", "commit": "c", "claims": [_claim("Q", quote, "holds")],
+           "sources": [{"id": "S", "title": "T", "language": "en", "file": "t.md"}]}
+    body = annotate(doc, "S", text).split('<div class="md" lang="en">', 1)[1]
+    assert 'data-claim="Q"' in body and all(k in body for k in kept), body
