@@ -360,23 +360,31 @@ def test_a_point_that_only_adds_a_curve_records_the_familys_own_run_too(tmp_path
 
 
 @pytest.mark.fast
-def test_record_pending_starts_no_group_that_would_overrun_the_budget(monkeypatch):
+def test_record_pending_fills_the_budget_from_measured_step_rates(monkeypatch):
+    """A group that would overrun, predicted from the step rate measured on the groups before it,
+    is passed over for a later one that fits (issue 44: the old rule stopped at the first large
+    group with 89 s of 150 left)."""
     clock = [0.0]
     monkeypatch.setattr(recording.time, "perf_counter", lambda: clock[0])
     groups = [("norm", "", "pre", (1, 2)), ("norm", "", "post", (1, 2)), ("ladder", "", "mean", (1,)),
-              ("ladder", "", "+mlp", (1,))]
+              ("norm", "", "post+warmup", (1, 2)), ("ladder", "", "+mlp", (1,))]
+    steps = {"pre": 1000, "post": 1000, "mean": 3000, "post+warmup": 1000, "+mlp": 300}
+    rate = {"norm": 0.1, "ladder": 0.05}  # seconds per step, as this fake machine trains
     monkeypatch.setattr(recording, "pending", lambda: groups)
+    monkeypatch.setattr(recording, "_steps", lambda fam, point, arm: steps[arm])
     trained, said = [], []
 
     def run(fam, seeds, arms, device, log, point, stack):
-        trained.append((fam, arms[0], tuple(seeds), device, stack))
-        clock[0] += 100.0  # every group takes 100 s
+        trained.append(arms[0])
+        clock[0] += rate[fam] * steps[arms[0]]
         return []
     monkeypatch.setattr(recording, "run", run)
     recording.record_pending("cuda", budget_s=320, stack=True, log=said.append)
-    # after 2 groups, 120 s are left: less than 1.5 x the slowest group (150 s), so no third starts
-    assert trained == [("norm", "pre", (1, 2), "cuda", True), ("norm", "post", (1, 2), "cuda", True)]
-    assert said and said[-1].startswith("budget: 120 s left, 2 group(s) not started: ladder/-/mean seeds [1]")
+    # 100 + 100 s; ladder/mean, predicted at norm's rate (300 s), does not fit the 120 s left;
+    # norm/post+warmup (100 s) does; then ladder/+mlp at the slowest rate seen (30 s > 20 s left) not
+    assert trained == ["pre", "post", "post+warmup"]
+    assert said[-1].startswith("budget: 20 s left, 2 group(s) not started (predicted from the step rates measured "
+                               "here): ladder/-/mean seeds [1] (~300 s); ladder/-/+mlp seeds [1] (~30 s)")
 
 
 @pytest.mark.fast

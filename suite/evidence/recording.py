@@ -119,20 +119,32 @@ def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
 RECORD_BUDGET_S = 420
 
 
+def _steps(fam: str, point: str, arm: str) -> int:
+    scale = family_scale(fam, point)
+    return scale.trains.get(arm, scale.train).steps
+
+
 def record_pending(device="cuda", budget_s: float = RECORD_BUDGET_S, stack=True, log=print) -> list[Path]:
-    """Record what ``pending()`` lists, in its order, until the budget would be overrun: a group
-    is started only if the slowest group so far would still end inside the budget."""
-    start, slowest, written = time.perf_counter(), 0.0, []
-    todo = pending()
-    for i, (fam, point, arm, seeds) in enumerate(todo):
+    """Record what ``pending()`` lists, in its order, inside the budget. Each group's time is
+    predicted from the step rate measured on the groups before it (its family's, else the
+    slowest seen): a group that would overrun is passed over for the next that fits, so the
+    budget is spent, not left at the first large group."""
+    start, written = time.perf_counter(), []
+    per_step: dict[str, float] = {}  # family -> seconds per step, as measured here
+    skipped = []
+    for fam, point, arm, seeds in pending():
+        steps = _steps(fam, point, arm)
         left = budget_s - (time.perf_counter() - start)
-        if left < 1.5 * slowest:
-            log(f"budget: {left:.0f} s left, {len(todo) - i} group(s) not started: "
-                + "; ".join(f"{f}/{p or '-'}/{a} seeds {list(s)}" for f, p, a, s in todo[i:]))
-            break
+        rate = per_step.get(fam, max(per_step.values(), default=0.0))
+        if rate * steps * 1.1 > left:  # 10 %: the step rate varies a little between arms
+            skipped.append(f"{fam}/{point or '-'}/{arm} seeds {list(seeds)} (~{rate * steps:.0f} s)")
+            continue
         t = time.perf_counter()
         written += run(fam, list(seeds), [arm], device=device, log=log, point=point, stack=stack)
-        slowest = max(slowest, time.perf_counter() - t)
+        per_step[fam] = max(per_step.get(fam, 0.0), (time.perf_counter() - t) / steps)
+    if skipped:
+        log(f"budget: {budget_s - (time.perf_counter() - start):.0f} s left, {len(skipped)} group(s) not started "
+            "(predicted from the step rates measured here): " + "; ".join(skipped))
     return written
 
 
