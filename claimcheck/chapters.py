@@ -4,8 +4,7 @@ verdict colour. A span links to the claim's row in index.html (the row links bac
 import html
 import re
 
-from .fingerprint import is_markdown as markdown_file
-from .fingerprint import places
+from .fingerprint import is_markdown, places
 from .fmt import fmt
 from .registry import QUOTE_JOIN
 from .verdict import STATUSES, headline_value
@@ -108,10 +107,6 @@ def body_html(text: str, spans_: list, markdown: bool) -> str:
                    "</mark>" if ord(ch) == _CLOSE else ch for ch in rendered)
 
 
-def is_markdown(source: dict) -> bool:
-    return markdown_file(source.get("file") or "")
-
-
 def annotate(doc: dict, source_id: str, text: str) -> str:
     source = next((s for s in doc.get("sources", []) if s["id"] == source_id), {"title": source_id, "language": ""})
     claims = [c for c in doc["claims"] if c["source"] == source_id]
@@ -122,7 +117,7 @@ def annotate(doc: dict, source_id: str, text: str) -> str:
     css = "\n".join(f".{s} {{ --fg: {fg}; --bg: {bg}; }}" for s, (fg, bg) in COLOURS.items())
     legend = " ".join(f'<span class="{s} pill">{counts[s]} {s}</span>' for s in STATUSES if counts[s])
     note = (f'<p class="meta">Quotes not found in this text: {html.escape(", ".join(missing))}</p>' if missing else "")
-    markdown = is_markdown(source)
+    markdown = is_markdown(source.get("file") or "")
     body = body_html(text, found, markdown)
     return f"""<!doctype html>
 <html lang="en">

@@ -531,7 +531,6 @@ class ClaimReporter:
         for part in self.config.hook.pytest_claimcheck_run_info(config=self.config):
             info.update(part or {})
         run["info"] = {k: str(v) for k, v in info.items()}
-        root = Path(self.config.rootpath)
         suite = {cid for e in self.entries for cid in e.claims}
         run["training"] = progress.finished(self.run_dir / "progress.log")
         texts = self.texts  # read at configure: the text the tests were judged against

@@ -136,7 +136,3 @@ def read(root: Path, testpaths=(), tiers=TIERS, patterns=PYTHON_FILES) -> list[E
                              tuple(module["claims"] + m["claims"]), tuple(module["xfails"] + m["xfails"]),
                              node.lineno, _records(node)))
     return out
-
-
-def claims_named(root: Path, testpaths=(), tiers=TIERS) -> set[str]:
-    return {cid for t in read(root, testpaths, tiers) for cid in t.claims}
