@@ -44,10 +44,27 @@ def _open(c: dict, part: int, cont: bool) -> str:
 _OPEN, _CLOSE = 0xE000, 0xF8FF
 
 
-def _emit(text: str, lo: int, hi: int, todo: list, tags: list) -> str:
+def suggestion(c: dict) -> str:
+    """An erratum's proposed correction under its sentence, like a review comment; or what is
+    missing before one can be proposed. "" for a claim that is not an erratum."""
+    p = c.get("correction_proposal")
+    if not p:
+        return ""
+    if p.get("proposed"):
+        body = (f'<span class="label">Suggested correction ({html.escape(p["kind"])})</span> '
+                f'<span class="proposed">{html.escape(p["proposed"])}</span>')
+    else:
+        body = (f'<span class="label">No correction yet ({html.escape(p["kind"])})</span> '
+                f'<span class="missing">{html.escape(p.get("missing") or "")}</span>')
+    return f'<span class="suggestion" data-claim="{html.escape(c["id"])}">{body}</span>'
+
+
+def _emit(text: str, lo: int, hi: int, todo: list, tags: list, notes: dict | None = None) -> str:
     """text[lo:hi] with the spans in ``todo`` (all inside it) as nested marks, each written as a
     placeholder character (its opening tag appended to ``tags``); a span that crosses another's
-    end is cut there and goes on as a continuation."""
+    end is cut there and goes on as a continuation. ``notes``: (claim ID, end) -> HTML written
+    right after the span of that claim that ends there (a suggestion)."""
+    notes = notes if notes is not None else {}
     out, pos = [], lo
     todo = sorted(todo, key=lambda s: (s[0], -s[1]))
     while todo:
@@ -62,7 +79,10 @@ def _emit(text: str, lo: int, hi: int, todo: list, tags: list) -> str:
                 inside.append((s[0], b, s[2], s[3], s[4]))
                 after.append((b, s[1], s[2], s[3], True))
         tags.append(_open(c, part, cont))
-        out += [text[pos:a], chr(_OPEN + len(tags) - 1), _emit(text, a, b, inside, tags), chr(_CLOSE)]
+        out += [text[pos:a], chr(_OPEN + len(tags) - 1), _emit(text, a, b, inside, tags, notes), chr(_CLOSE)]
+        if (c["id"], b) in notes:
+            tags.append(notes.pop((c["id"], b)))
+            out.append(chr(_OPEN + len(tags) - 1))
         pos = b
         todo = sorted(after, key=lambda s: (s[0], -s[1]))
     out.append(text[pos:hi])
@@ -97,7 +117,12 @@ def body_html(text: str, spans_: list, markdown: bool) -> str:
     if markdown:
         spans_ = [(*_inside_markup(text, a, b), c, i) for a, b, c, i in spans_]
     tags: list[str] = []
-    marked = _emit(text, 0, len(text), [(a, b, c, i, False) for a, b, c, i in spans_], tags)
+    last = {}  # each claim's last passage: its suggestion goes after it
+    for a, b, c, i in spans_:
+        if suggestion(c) and b >= last.get(c["id"], -1):
+            last[c["id"]] = b
+    notes = {(cid, b): suggestion(next(s[2] for s in spans_ if s[2]["id"] == cid)) for cid, b in last.items()}
+    marked = _emit(text, 0, len(text), [(a, b, c, i, False) for a, b, c, i in spans_], tags, notes)
     if markdown:
         from markdown_it import MarkdownIt
         rendered = MarkdownIt("commonmark", {"html": False}).enable("table").render(marked)
@@ -139,6 +164,11 @@ h1 {{ font-size: 20px; margin: 4px 0; }}
 mark {{ background: var(--bg); border-bottom: 2px solid var(--fg); color: inherit; padding: 1px 0; }}
 mark mark {{ border-bottom-style: double; }}
 mark:target {{ outline: 2px solid var(--fg); }}
+.suggestion {{ display: block; font: 13px/1.45 system-ui, sans-serif; white-space: normal; margin: 4px 0 8px;
+               padding: 6px 10px; border: 1px solid #d0d7de; border-left: 4px solid #9a6700; background: #fff8c5;
+               border-radius: 4px; }}
+.suggestion .label {{ display: block; font-weight: 600; color: #59636e; }}
+.suggestion .proposed {{ font-family: Georgia, serif; background: #dafbe1; }}
 a.tag {{ font: 600 10px system-ui, sans-serif; color: var(--fg); vertical-align: super; margin-right: 2px;
          text-decoration: none; white-space: nowrap; }}
 </style>

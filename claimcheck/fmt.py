@@ -21,3 +21,21 @@ def lines(v) -> list[str]:
 def cell(v) -> str:
     """fmt, safe inside a markdown table cell."""
     return fmt(v).replace("|", "\\|").replace("\n", " ")
+
+
+def _interval(v) -> bool:
+    return (isinstance(v, list) and len(v) == 3 and all(isinstance(x, (int, float)) for x in v)
+            and v[1] <= v[0] <= v[2])
+
+
+def measured(v, label: str = "") -> str:
+    """A recorded value as a reader reads it: a [mean, lo, hi] record (its label says "interval"
+    or "lo, hi") as "mean [lo, hi]", or "mean (one seed: no interval)"; else fmt's line."""
+    if isinstance(v, dict):
+        return "; ".join(f"{k}: {measured(x, label)}" for k, x in v.items())
+    if _interval(v) and ("interval" in label or "lo, hi" in label):
+        m, lo, hi = v
+        if lo == float("-inf") and hi == float("inf"):
+            return f"{fmt(m)} (one seed: no interval)"
+        return f"{fmt(m)} [{fmt(lo)}, {fmt(hi)}]"
+    return fmt(v)

@@ -6,12 +6,13 @@ from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
 from .badge import badge_svg, badge_text
-from .fmt import lines
+from .fmt import lines, measured
 from .verdict import STATUSES, by_section, headline_text, headline_value, lower_scale_divergences, point_state
 
 _env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True,
                    trim_blocks=True, lstrip_blocks=True)
-_env.filters.update(value=lines, short=lambda nodeid: nodeid.rsplit("/", 1)[-1], held=point_state)
+_env.filters.update(value=lines, short=lambda nodeid: nodeid.rsplit("/", 1)[-1], held=point_state,
+                    measured=measured)
 
 
 def _row(c: dict, figs: dict, lang: dict) -> dict:
@@ -19,6 +20,7 @@ def _row(c: dict, figs: dict, lang: dict) -> dict:
     one_doc, one_ours, one_label = headline_value(c)
     return dict(c, verdict_rest=text[len(c["status"]):].strip(), lang=lang.get(c["source"], ""),
                 figures=figs.get(c["id"], []), one_doc=one_doc, one_ours=one_ours, one_label=one_label,
+                one_ours_text=measured(one_ours, one_label),
                 kind=(c.get("diagnosis") or {}).get("kind"),
                 lower=[c["scales"][s]["reason"] for s in lower_scale_divergences(c)])
 

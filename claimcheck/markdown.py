@@ -1,6 +1,6 @@
 """claims.md: the report as markdown, errata first."""
 from .badge import badge_text
-from .fmt import cell
+from .fmt import cell, measured
 from .verdict import (KINDS, STATUSES, by_section, headline_text, headline_value, lower_scale_divergences,
                       point_state)
 
@@ -27,16 +27,37 @@ def _at(c: dict, files: dict) -> str:
     return link + (f" · {cell(c['where'])}" if c.get("where") else "")
 
 
-def _errata_row(c: dict, files: dict) -> str:
-    """The document's value and ours on one line each, at the headline scale; every record
-    behind a disclosure."""
-    doc_v, ours, label = headline_value(c)
-    every = "<br>".join(f"{cell(r.get('label') or r['test'].rsplit('::', 1)[-1])}: {cell(r['measured'])}"
+def _ours(c: dict) -> str:
+    """The number the sentence is about (its subject's record), and every record behind a
+    disclosure."""
+    _, ours, label = headline_value(c)
+    every = "<br>".join(f"{cell(r.get('label') or r['test'].rsplit('::', 1)[-1])}: {cell(measured(r['measured'], r.get('label') or ''))}"
                         for r in c.get("records", []))
     more = f" <details><summary>every record</summary>{every}</details>" if every else ""
+    return f"{cell(measured(ours, label))}{' (' + cell(label) + ')' if label else ''}{more}"
+
+
+def _why_cell(c: dict) -> str:
+    """The tests' own sentence; which test said it, and whose evidence, behind a disclosure."""
+    details = "<br>".join(cell(d) for d in c.get("details") or [])
+    return cell(c["reason"]) + (f" <details><summary>details</summary>{details}</details>" if details else "")
+
+
+def proposed(c: dict) -> str:
+    """The proposed correction, or what is missing before one can be proposed."""
+    p = c.get("correction_proposal") or {}
+    if p.get("proposed"):
+        return f"**{cell(p['proposed'])}**"
+    return f"none yet: {cell(p.get('missing') or 'no proposal')}"
+
+
+def _errata_row(c: dict, files: dict) -> str:
+    """The document's value and ours on one line each, at the headline scale; every record
+    behind a disclosure; the proposed correction."""
+    doc_v, _, _ = headline_value(c)
     kind = (c.get("diagnosis") or {}).get("kind") or "—"  # the erratum's kind (text, unstated, ...), not the registry's
     return (f"| {c['id']} | {cell(headline_text(c))} | {kind} | {cell(c['quote'])}<br>{_at(c, files)} | {cell(doc_v)} | "
-            f"{cell(ours)}{' (' + cell(label) + ')' if label else ''}{more} | {cell(c['reason'])} |")
+            f"{_ours(c)} | {proposed(c)} | {_why_cell(c)} |")
 
 
 def _why(claims: list[dict]) -> list[str]:
@@ -92,7 +113,9 @@ def markdown(doc: dict) -> str:
     head = ["| ID | verdict | erratum kind | the document says | document's value | ours | evidence |",
             "|---|---|---|---|---|---|---|"]
     if bad:
-        out += head + [_errata_row(c, files) for c in bad]
+        out += ["| ID | verdict | erratum kind | the document says | document's value | ours | proposed | why |",
+                "|---|---|---|---|---|---|---|---|"] + [_errata_row(c, files) for c in bad]
+        out += ["", "Every proposed correction, and a patch of each text: [corrections.md](corrections.md)."]
         out += _why(bad)
     else:
         out.append("None in this run.")
@@ -105,9 +128,9 @@ def markdown(doc: dict) -> str:
                 "a pass nor an erratum; a larger sample, declared before it runs, decides.", "",
                 "| ID | verdict | the document says | document's value | ours | why |", "|---|---|---|---|---|---|"]
         for c in open_:
-            doc_v, ours, label = headline_value(c)
+            doc_v, _, _ = headline_value(c)
             out.append(f"| {c['id']} | {cell(headline_text(c))} | {cell(c['quote'])} | {cell(doc_v)} | "
-                       f"{cell(ours)}{' (' + cell(label) + ')' if label else ''} | {cell(c['reason'])} |")
+                       f"{_ours(c)} | {_why_cell(c)} |")
     lower = [c for c in claims if lower_scale_divergences(c)]
     if lower:
         out += ["", "### Divergences at a lower scale only", "",
@@ -133,7 +156,7 @@ def markdown(doc: dict) -> str:
                 links = " ".join(f"[figure]({p})" for p in figs.get(c["id"], []))
                 out.append(f"| {c['id']} | {STATUS_MARK[c['status']]}{_scale_note(c)} | {cell(c['statement'])}<br>"
                            f"{_at(c, files)} | {cell(c['expected'])} | {cell(c['measured'])} {links} | "
-                           f"{cell(c['tolerance'])} | {cell(c['reason'])} |")
+                           f"{cell(c['tolerance'])} | {_why_cell(c)} |")
         out.append("")
     if doc.get("pins"):
         out += ["## Pins", "",
@@ -157,4 +180,43 @@ def markdown(doc: dict) -> str:
                 "What each run of the suite trained (runs read from the run cache are not listed).", "",
                 "| run | family / arm / seed | steps | wall time |", "|---|---|---|---|"]
         out += [f"| {r.get('generated')} | `{t['label']}` | {t['steps']} | {t['wall_s']:.1f} s |" for r, t in trained]
+    return "\n".join(out) + "\n"
+
+
+def corrections_md(doc: dict) -> str:
+    """corrections.md: for each erratum, the sentence, what it should read (or what is missing
+    first), and its kind; then how to apply each source's patch."""
+    from .verdict import KINDS
+    files = {src["id"]: src.get("file") or src["id"] for src in doc.get("sources", [])}
+    errata = [c for c in doc["claims"] if c.get("correction_proposal")]
+    out = [f"# Proposed corrections: {doc.get('title') or 'the document'}", "",
+           "Each erratum's sentence, and what it should read. A proposal is made from the measured "
+           "values, in the text's language, so it follows the numbers when they move. An erratum "
+           "whose kind is *pending* gets none until the missing measurement is made: what it would "
+           "read if that measurement explains nothing is shown as a draft.", ""]
+    if not errata:
+        out.append("No erratum in this report.")
+    for c in errata:
+        p = c["correction_proposal"]
+        kind = p["kind"]
+        out += [f"## {c['id']} · [{files.get(c['source'], c['source'])}:{c.get('line') or '?'}]"
+                f"(chapters/{c['source']}.html#q-{c['id']})", "",
+                f"**Kind:** {kind}: {KINDS.get(kind) or 'not classified: no diagnosis grid'}", "",
+                "**The text says:**", "", f"> {p['replaces']}", ""]
+        if p.get("proposed"):
+            out += ["**Proposed:**", "", f"> {p['proposed']}", ""]
+        else:
+            out += [f"**No correction yet.** {p.get('missing')}", ""]
+            if p.get("draft"):
+                out += ["**Draft, if the missing measurement explains nothing:**", "", f"> {p['draft']}", ""]
+        out += [f"**Why:** {c['reason']}", ""]
+    if doc.get("patches"):
+        out += ["## Patches", "", "Each text with every proposed correction in place, as a unified diff. From the "
+                "folder the paths below are relative to (the test run's root):", ""]
+        out += [f"- `git apply reports/chapters/{sid}.patch` (or `patch -p1 < reports/chapters/{sid}.patch`): "
+                f"`{next((s.get('path') for s in doc.get('sources', []) if s['id'] == sid), sid)}`"
+                for sid in doc["patches"]]
+        out.append("")
+    for problem in doc.get("patch_problems") or []:
+        out += [f"**No patch:** {problem}", ""]
     return "\n".join(out) + "\n"

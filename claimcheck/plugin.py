@@ -535,7 +535,8 @@ class ClaimReporter:
         run["training"] = progress.finished(self.run_dir / "progress.log")
         texts = self.texts  # read at configure: the text the tests were judged against
         self.doc = report.build(self.registry, self.tests, [run], suite, self.settings,
-                                self._suspects(texts), self.config.getini("claimcheck_title"), texts)
+                                self._suspects(texts), self.config.getini("claimcheck_title"), texts,
+                                self.config.rootpath)
         self.doc["runs"][0]["tiers"] = self.doc["tiers"]
         if self.interrupted:  # Ctrl-C: a report of what ran, said to be partial
             self.doc["interrupted"] = self.doc["runs"][0]["interrupted"] = True
@@ -575,7 +576,7 @@ class ClaimReporter:
         if len(runs) < 2:
             return None, used
         top = report.build(self.registry, tests, runs, suite, self.settings, self._suspects(texts, quiet=True),
-                           self.config.getini("claimcheck_title"), texts)
+                           self.config.getini("claimcheck_title"), texts, self.config.rootpath)
         top["notes"] = self.notes
         return top, used
 

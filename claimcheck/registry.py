@@ -19,7 +19,8 @@ from pathlib import Path
 
 KIND_WORDS = ("exact", "numeric", "qualitative", "descriptive")
 REQUIRED = ("id", "source", "quote", "statement", "value", "kind", "tier")
-OPTIONAL = ("section", "where", "full_tier", "untestable")
+OPTIONAL = ("section", "where", "full_tier", "untestable", "subject", "correction", "replaces", "no_setting")
+TABLES = ("setting_words",)  # optional fields that are tables of strings
 SOURCE_FIELDS = ("id", "file", "title", "language")
 QUOTE_JOIN = " […] "  # several quoted passages of one claim, as one string
 
@@ -57,6 +58,11 @@ class Claim:
     where: str = ""
     full_tier: str | None = None
     untestable: str | None = None
+    subject: str | None = None  # the start of the label of the record the sentence is about
+    correction: str | None = None  # the sentence as it should read, a template (claimcheck.corrections)
+    replaces: str | None = None  # the passage the correction rewrites (default: the quote)
+    no_setting: str | None = None  # why no unstated setting can change the value (an erratum then reads text)
+    setting_words: dict | None = None  # grid point -> its words in the document's language
 
     @property
     def descriptive(self) -> bool:
@@ -103,12 +109,15 @@ def _claim(entry: dict, n: int, path: Path, sources: dict, tiers) -> Claim:
     missing = [k for k in REQUIRED if k not in entry]
     if missing:
         raise RegistryError(f"{name} is missing field(s) {', '.join(missing)}")
-    unknown = set(entry) - set(REQUIRED) - set(OPTIONAL)
+    unknown = set(entry) - set(REQUIRED) - set(OPTIONAL) - set(TABLES)
     if unknown:
         raise RegistryError(f"{name} has unknown field(s) {', '.join(sorted(unknown))}")
     for key in (*REQUIRED, *OPTIONAL):
         if key in entry and key != "quote" and not isinstance(entry[key], str):
             raise RegistryError(f"{name}: {key} must be a string, got {type(entry[key]).__name__}")
+    for key in TABLES:
+        if key in entry and not (isinstance(entry[key], dict) and all(isinstance(v, str) for v in entry[key].values())):
+            raise RegistryError(f"{name}: {key} must be a table of strings (point = \"words\")")
     parts = entry["quote"] if isinstance(entry["quote"], list) else [entry["quote"]]
     if not parts or not all(isinstance(q, str) and q.strip() for q in parts):
         raise RegistryError(f"{name}: quote must be a non-empty string, or a list of them")

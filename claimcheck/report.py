@@ -1,13 +1,15 @@
 """The report of one run, or of several merged: build the document (claims.json), write every
 file of it into a folder, and the lines the terminal shows."""
 import json
+import os
 from pathlib import Path
 
 from .badge import badge_json, badge_svg, badge_text
 from .chapters import annotate
+from .corrections import CorrectionError, patch, propose
 from .fingerprint import places
 from .html import page
-from .markdown import markdown
+from .markdown import corrections_md, markdown
 from .marks import DEFAULT, Settings
 from .registry import QUOTE_JOIN
 from .marks import TIER_SKIP
@@ -15,21 +17,36 @@ from .verdict import RAN, STATUSES, figures, pins, summary, tiers_run, verdicts
 
 
 def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings = DEFAULT,
-          suspects: dict | None = None, title: str | None = None, texts: dict[str, str] | None = None) -> dict:
+          suspects: dict | None = None, title: str | None = None, texts: dict[str, str] | None = None,
+          root: Path | None = None) -> dict:
     """The claims.json document for these tests, from one run or several merged. ``suite``:
     the claim IDs some test of the whole suite names (to tell 'not collected' from 'untested');
     ``suspects``: the claims whose sentence changed (``fingerprint.check``); ``texts``: source
-    ID -> its text, for the line each claim's quote starts on."""
+    ID -> its text, for the line each claim's quote starts on; ``root``: the folder a source's
+    ``path`` (the one its patch names) is relative to, the working directory by default."""
     claims = verdicts(registry, tests, set(suite), settings, suspects)
+    sources = getattr(registry, "sources", {})
     for c in claims:
         found = places(texts[c["source"]], c["quote"].split(QUOTE_JOIN)[0]) if c["source"] in (texts or {}) else []
         c["line"] = found[0].line if found else None
+        language = sources[c["source"]].language if c["source"] in sources else "en"
+        if (proposal := propose(c, language)) is not None:
+            c["correction_proposal"] = proposal
+            if proposal["proposed"] and c["source"] in (texts or {}) and not places(texts[c["source"]], proposal["replaces"]):
+                proposal.update(proposed=None, missing=f"the passage it rewrites is not in the text: {proposal['replaces']!r} "
+                                "(fix the claim's `replaces` in the registry)")
     last = runs[-1] if runs else {}
 
     def joined(key):
         return " + ".join(dict.fromkeys(str(r.get(key)) for r in runs)) or "unknown"
 
-    sources = getattr(registry, "sources", {})
+    paths = {s.id: _relative(s.path, root) for s in sources.values()}
+    patches, problems = {}, []
+    for sid, text in (texts or {}).items():
+        try:
+            patches[sid] = patch(paths[sid], text, [c for c in claims if c["source"] == sid]) if sid in paths else ""
+        except CorrectionError as e:  # the report is still written; corrections.md says why no patch
+            problems.append(str(e))
     return {
         "title": title,
         "generated": last.get("generated"),
@@ -39,8 +56,10 @@ def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings 
                  for k in dict.fromkeys(k for r in runs for k in (r.get("info") or {}))},
         "tiers": tiers_run(tests, settings),
         "scales": settings.words,
-        "sources": [{"id": s.id, "title": s.title, "language": s.language, "file": s.file}
-                    for s in sources.values()],
+        "sources": [{"id": s.id, "title": s.title, "language": s.language, "file": s.file,
+                     "path": paths[s.id]} for s in sources.values()],
+        "patches": {sid: p for sid, p in patches.items() if p},
+        "patch_problems": problems,
         "summary": summary(claims),
         "claims": claims,
         "runs": runs,
@@ -49,6 +68,12 @@ def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings 
         "suite": sorted(suite),
         "tests": tests,
     }
+
+
+def _relative(path: Path, root: Path | None) -> str:
+    """``path`` relative to ``root`` (the working directory), in a patch's spelling."""
+    rel = os.path.relpath(Path(path), root or Path.cwd())
+    return Path(rel).as_posix()
 
 
 def reached(t: dict) -> bool:
@@ -88,8 +113,15 @@ def write(doc: dict, outdir: Path, texts: dict[str, str] | None = None) -> list[
         "badge.json": badge_json(doc),
         "index.html": page(doc),
     }
+    stale = [outdir / "chapters" / f"{sid}.patch" for sid in (texts or {})]
     for sid, text in (texts or {}).items():
         files[f"chapters/{sid}.html"] = annotate(doc, sid, text)
+        if (doc.get("patches") or {}).get(sid):
+            files[f"chapters/{sid}.patch"] = doc["patches"][sid]
+    files["corrections.md"] = corrections_md(doc)
+    for p in stale:  # a patch of an earlier run whose corrections are gone
+        if p.name not in {Path(n).name for n in files} and p.exists():
+            p.unlink()
     paths = []
     for name, text in files.items():
         p = outdir / name

@@ -79,37 +79,52 @@ def _value(records, key):
     return out
 
 
-def _short(nodeid):
-    return nodeid.rsplit("/", 1)[-1]
+def plain(reason: str, claim_id: str | None = None) -> str:
+    """A test's reason as a reader reads it: without pytest's "xfail: " or "undecided: " and
+    without the claim's own ID in front (the row already names it)."""
+    reason = reason.removeprefix("xfail: ").removeprefix("undecided: ")
+    if claim_id and reason.startswith(claim_id):
+        head, sep, rest = reason[len(claim_id):].partition(": ")
+        if sep and (not head or (head.startswith(" (") and head.endswith(")"))):
+            reason = rest
+    return reason
 
 
-def scale_verdict(tests: list[tuple[str, dict]], claim_id: str | None = None) -> tuple[str, str]:
-    """(status, one-line reason) from the tests that name a claim at one scale. With
+def scale_verdict(tests: list[tuple[str, dict]], claim_id: str | None = None) -> tuple[str, str, list[str]]:
+    """(status, reason, details) from the tests that name a claim at one scale. ``reason``: the
+    tests' own sentences; ``details``: which test said it, and whose evidence it judged. With
     ``claim_id``, a pass needs one of them to have recorded a value for that claim."""
     by = defaultdict(list)
     for nodeid, t in tests:
         by[_outcome(t)].append((nodeid, t))
     # full-scale tests that judged committed evidence say whose: "evidence recorded on <device>, <date>"
-    evidence = "".join(f"; {e}" for e in dict.fromkeys(t["evidence"] for _, t in tests if t.get("evidence")))
+    evidence = list(dict.fromkeys(t["evidence"] for _, t in tests if t.get("evidence")))
+
+    def said(outcome):
+        return ("; ".join(dict.fromkeys(plain(t["reason"], claim_id) for _, t in by[outcome])),
+                [f"{n}: {outcome}" for n, _ in by[outcome]] + evidence)
+
     if by["failed"] or by["error"]:
         nodeid, t = (by["failed"] + by["error"])[0]
-        return "fails", f"{_short(nodeid)}: {t['reason']}{evidence}"
+        return "fails", t["reason"], [f"{nodeid}: {t['outcome']}"] + evidence
     if by["xfailed"]:
-        return "diverges", "; ".join(f"{_short(n)}: {t['reason']}" for n, t in by["xfailed"]) + evidence
+        return ("diverges", *said("xfailed"))
     if by["undecided"]:
-        return "undecided", "; ".join(f"{_short(n)}: {t['reason']}" for n, t in by["undecided"]) + evidence
+        return ("undecided", *said("undecided"))
     missing = by["skipped"] + by["deselected"] + by["not-reported"]
     if missing:
         reasons = list(dict.fromkeys(t["reason"] for _, t in missing))
         ran = len(tests) - len(missing)
         tail = f"; the {ran} that ran passed" if ran else ""
-        return "not-run", f"{len(missing)} of {len(tests)} tests not run: {'; '.join(reasons)}{tail}"
+        return ("not-run", f"{len(missing)} of {len(tests)} tests not run: {'; '.join(reasons)}{tail}",
+                [f"{n}: {t['outcome']}" for n, t in missing])
     note = " (an expected divergence did not show: xpassed)" if by["xpassed"] else ""
     passed = f"{len(tests)} test{'s' * (len(tests) > 1)} passed"
+    details = [f"{n}: {t['outcome']}" for n, t in tests] + evidence
     if claim_id is not None and not any(r.get("claim") == claim_id for _, t in tests for r in t.get("records") or ()):
         return "not-measured", (f"{passed}{note}, and none recorded a value for {claim_id}: claim_record(...) "
-                                f"puts what a test measured in the report{evidence}")
-    return "holds", f"{passed}{note}{evidence}"
+                                "puts what a test measured in the report"), details
+    return "holds", f"{passed}{note}", details
 
 
 def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
@@ -131,8 +146,8 @@ def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
     words = settings.words
     for s in [*settings.scales, *sorted(set(at) - set(settings.scales))]:
         if at[s]:
-            status, reason = scale_verdict(at[s], getattr(claim, "id", None))
-            scales[s] = {"status": status, "reason": reason, "tests": [n for n, _ in at[s]]}
+            status, reason, details = scale_verdict(at[s], getattr(claim, "id", None))
+            scales[s] = {"status": status, "reason": reason, "details": details, "tests": [n for n, _ in at[s]]}
     failing = [s for s in scales if scales[s]["status"] == "fails"]
     ran = [s for s in scales if scales[s]["status"] in ("holds", "diverges", "undecided")]
     unmeasured = [s for s in scales if scales[s]["status"] == "not-measured"]
@@ -144,7 +159,7 @@ def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
         reasons = "; ".join((f"{words.get(s, s)}: " if words.get(s, s) else "") + v["reason"] for s, v in scales.items())
         return {"status": "not-run", "scale": None, "reason": reasons, "scales": scales}
     return {"status": scales[head]["status"], "scale": head, "reason": scales[head]["reason"],
-            "scales": scales}
+            "details": scales[head]["details"], "scales": scales}
 
 
 def headline_text(claim: dict, words: dict | None = None) -> str:
@@ -230,7 +245,7 @@ def erratum_kind(status: str, diagnosis: dict | None) -> dict | None:
     looks = point_looks(grid)
     explains = [p for p, v in looks.items() if v == "explains"]
     if explains:
-        return {"kind": "unstated", "reason": "holds at " + ", ".join(explains)
+        return {"kind": "unstated", "points": explains, "reason": "holds at " + ", ".join(explains)
                 + ", at the grid's Bonferroni level and again on fresh seeds"}
     if grid and all(v == "no" for v in looks.values()):
         return {"kind": "text", "reason": f"none of the {len(looks)} settings tried holds"}
@@ -257,16 +272,38 @@ def headline_records(claim: dict) -> list[dict]:
     return at or claim.get("records", [])
 
 
+def _judged(records: list[dict]) -> list[dict]:
+    """The records a rule judged (tolerance not 'reported'), else all of them."""
+    return [r for r in records if (r.get("tolerance") or "reported") != "reported"] or records
+
+
+def subject_record(claim: dict) -> dict | None:
+    """The record the sentence is about, at the headline scale: the last one a rule judged whose
+    label starts with the registry's ``subject``; without a subject, the last one a rule judged.
+    None when there is no such record."""
+    subject = claim.get("subject")
+    recs = [r for r in headline_records(claim) if r.get("measured") is not None
+            and (not subject or (r.get("label") or "").startswith(subject))]
+    return _judged(recs)[-1] if recs else None
+
+
 def headline_value(claim: dict) -> tuple[object, object, str]:
     """(document's value, ours, label): one line each for an errata row, at the headline scale:
-    the last record there that a rule judged (its tolerance is not 'reported')."""
-    recs = [r for r in headline_records(claim) if r.get("measured") is not None]
-    judged = [r for r in recs if (r.get("tolerance") or "reported") != "reported"] or recs
-    if not judged:
+    the record of the claim's ``subject`` (``subject_record``)."""
+    r = subject_record(claim)
+    if r is None and claim.get("subject"):  # named, and not recorded here: say so, show the last judged
+        r = subject_record(dict(claim, subject=None))
+        if r is not None:
+            return claim.get("expected"), r["measured"], (r.get("label") or "") + \
+                f"; no record named '{claim['subject']}' here"
+    if r is None:
         return claim.get("expected"), claim.get("measured"), ""
-    r = judged[-1]
     return (r["expected"] if r.get("expected") is not None else claim.get("expected")), r["measured"], \
         r.get("label") or ""
+
+
+# the registry's fields a correction is made from (claimcheck.corrections), copied into the report
+CORRECTION_FIELDS = ("subject", "correction", "replaces", "no_setting", "setting_words")
 
 
 def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset(), settings: Settings = DEFAULT,
@@ -290,10 +327,14 @@ def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset(), setting
             "statement": c.statement, "expected": c.value,  # the registry is the one source
             "measured": _value(records, "measured"), "tolerance": "; ".join(tolerances) or None,
             "tier": c.tier, "status": v["status"], "scale": v["scale"], "reason": v["reason"],
-            "scales": v["scales"], "tests": [n for n, _ in ts], "records": records,
+            "details": v.get("details", []), "scales": v["scales"], "tests": [n for n, _ in ts], "records": records,
+            **{k: getattr(c, k) for k in CORRECTION_FIELDS if getattr(c, k, None)},
         })
         if c.id in diag:
             out[-1]["diagnosis"] = dict(diag[c.id], **(erratum_kind(v["status"], diag[c.id]) or {}))
+        elif v["status"] == "diverges" and getattr(c, "no_setting", None):  # declared: nothing to try
+            out[-1]["diagnosis"] = {"claim": c.id, "kind": "text", "grid": [],
+                                    "reason": f"no setting to try (the registry: {c.no_setting})"}
         if (suspects or {}).get(c.id):
             sus = suspects[c.id]
             out[-1].update(status="suspect", was=v["status"], suspect=sus,

@@ -121,7 +121,8 @@ def test_an_unstated_kind_needs_a_second_look_on_fresh_seeds():
             {"point": "best", "holds": first, "seeds": [0, 1, 2], "superseded_by": "best, second look"},
             {"point": "best, second look", "holds": second, "supersedes": "best", "seeds": list(second_seeds)}]}
     assert erratum_kind("diverges", grid(True, True)) == {
-        "kind": "unstated", "reason": "holds at best, at the grid's Bonferroni level and again on fresh seeds"}
+        "kind": "unstated", "points": ["best"],
+        "reason": "holds at best, at the grid's Bonferroni level and again on fresh seeds"}
     assert erratum_kind("diverges", grid(True, False))["kind"] == "text"       # it did not hold again
     assert erratum_kind("diverges", grid(True, None))["kind"] == "pending"     # the second look is open
     # seeds 0-9 include the first look's 0-2: one look that holds, not a replication

@@ -50,3 +50,34 @@ def test_the_check_command_passes_on_it(project, monkeypatch, capsys):
         main(["check"])
     assert e.value.code == 0
     assert capsys.readouterr().out.splitlines()[-1] == "claims.toml: 6 claims, 6 tests read; 0 error(s), 0 warning(s)"
+
+
+def test_its_erratum_gets_a_proposed_correction_and_a_patch_that_applies_to_a_clean_checkout(project):
+    """SORT-05 ("at most 9") diverges with our count 10: the registry's template, filled from the
+    count, is the proposed sentence, in the errata table, corrections.md, the annotated page and a
+    patch that ``git apply --check`` and ``patch --dry-run`` accept on a clean checkout."""
+    import subprocess
+    git = lambda *a: subprocess.run(["git", *a], cwd=project.path, capture_output=True, text=True)  # noqa: E731
+    assert git("init", "-q").returncode == 0
+    git("add", "text.md")
+    assert git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "text").returncode == 0
+    result = project.runpytest_inprocess("-q", "-p", "no:cacheprovider")
+    assert result.ret == 0, "\n".join(result.outlines)[-3000:]
+    reports = project.path / "reports"
+    doc = json.loads((reports / "claims.json").read_text(encoding="utf-8"))
+    p = next(c for c in doc["claims"] if c["id"] == "SORT-05")["correction_proposal"]
+    proposed = "Binary search finds any item among 1,000 sorted items in at most 10"
+    assert p == {"kind": "text", "proposed": proposed, "missing": None, "draft": None,
+                 "replaces": "Binary search finds any item among 1,000 sorted items in at most 9"}
+    assert proposed in (reports / "claims.md").read_text(encoding="utf-8")
+    assert f"> {proposed}" in (reports / "corrections.md").read_text(encoding="utf-8")
+    page = (reports / "chapters" / "SORT.html").read_text(encoding="utf-8")
+    assert f'<span class="suggestion" data-claim="SORT-05"><span class="label">Suggested correction (text)</span> ' \
+           f'<span class="proposed">{proposed}</span></span>' in page
+    checked = git("apply", "--check", "reports/chapters/SORT.patch")
+    assert checked.returncode == 0, checked.stderr
+    dry = subprocess.run(["patch", "-p1", "--dry-run", "-i", "reports/chapters/SORT.patch"], cwd=project.path,
+                         capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert git("apply", "reports/chapters/SORT.patch").returncode == 0
+    assert "in at most 10\ncomparisons." in (project.path / "text.md").read_text(encoding="utf-8")

@@ -149,8 +149,11 @@ def test_each_claim_gets_exactly_one_verdict(scratch):
     assert _statuses(doc) == EXPECTED
     assert set(doc) >= {"generated", "commit", "info", "tiers", "scales", "sources", "summary", "claims"}
     keys = {"id", "source", "section", "where", "line", "quote", "statement", "expected", "measured", "tolerance",
-            "tier", "status", "scale", "reason", "scales", "tests", "headline"}
-    assert all(set(c) == keys | {"records"} for c in doc["claims"])  # "diagnosis" only where a grid reported one
+            "tier", "status", "scale", "reason", "details", "scales", "tests", "headline"}
+    # "diagnosis" only where a grid reported one, "correction_proposal" only for an erratum
+    assert all(set(c) - {"correction_proposal"} == keys | {"records"} for c in doc["claims"])
+    assert {c["id"] for c in doc["claims"] if "correction_proposal" in c} == {
+        c for c, s in EXPECTED.items() if s == "diverges"}
     assert doc["summary"] == {"holds": 3, "fails": 2, "diverges": 1, "undecided": 0, "suspect": 0, "not-measured": 1,
                               "not-run": 1, "untested": 1, "descriptive": 1}
     # a test that passed and recorded nothing shows no evidence: not a holds
@@ -501,7 +504,8 @@ def test_a_verdict_on_committed_evidence_says_whose_evidence(scratch):
     _, doc = _run(scratch, "-m", "gpu")
     g = next(c for c in doc["claims"] if c["id"] == "G-01")
     assert g["status"] == "holds" and g["scale"] == "full"
-    assert g["reason"].endswith("; evidence recorded on CPU X (2 threads), 2026-11-30")
+    assert g["details"][-1] == "evidence recorded on CPU X (2 threads), 2026-11-30"
+    assert "evidence" not in g["reason"]  # provenance is a detail, not the reason
 
 
 @pytest.mark.fast
@@ -696,8 +700,8 @@ def test_undecided_is_its_own_verdict_only_from_the_tests_own_call(scratch, work
     result, doc = _run(scratch, "test_undecided.py", *workers, subprocess=bool(workers))
     by = {c["id"]: c for c in doc["claims"]}
     assert by["P-01"]["status"] == "undecided" and by["P-01"]["measured"] == [1.23, 0.12, 2.34]
-    assert by["P-01"]["reason"] == ("test_undecided.py::test_straddles: undecided: the 90 % interval "
-                                    "[0.12, 2.34] straddles the band [0.9, 2.7]: more seeds decide")
+    assert by["P-01"]["reason"] == "the 90 % interval [0.12, 2.34] straddles the band [0.9, 2.7]: more seeds decide"
+    assert by["P-01"]["details"] == ["test_undecided.py::test_straddles: undecided"]
     assert by["U-01"]["status"] == "fails" and "undecided() in setup is not a verdict" in by["U-01"]["reason"]
     assert by["M-01"]["status"] == "undecided"  # not a failed assertion, so never a divergence
     assert doc["summary"]["undecided"] == 2

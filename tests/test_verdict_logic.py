@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from claimcheck.marks import Settings
-from claimcheck.verdict import (_short, _value, claim_verdict, diff, figures, headline_text,
+from claimcheck.verdict import (plain, _value, claim_verdict, diff, figures, headline_text,
                             lower_scale_divergences, merge_test, pins, measured_scale, scale_verdict,
                             unknown_ids, verdicts)
 
@@ -57,18 +57,18 @@ def test_the_pair_table_covers_every_pair_of_outcomes():
 
 @pytest.mark.parametrize("a, b", sorted(TABLE))
 def test_two_tests_at_one_scale_give_the_tabled_status(a, b):
-    status, reason = scale_verdict([("c/t.py::a", t(a)), ("c/t.py::b", t(b))])
+    status, reason, _ = scale_verdict([("c/t.py::a", t(a)), ("c/t.py::b", t(b))])
     assert status == TABLE[a, b], reason
     # xpassed counts as passed, but the report says an expected divergence did not show
     assert ("xpassed" in reason) == (status == "holds" and "xpassed" in (a, b))
 
 
-def test_the_reasons_name_the_failing_test_and_count_what_did_not_run():
+def test_the_reasons_are_the_tests_sentences_and_the_details_name_the_tests():
     assert scale_verdict([("c/t.py::a", t("passed")), ("c/t.py::b", t("failed", reason="3 != 4"))]) \
-        == ("fails", "t.py::b: 3 != 4")
+        == ("fails", "3 != 4", ["c/t.py::b: failed"])
     assert scale_verdict([("c/t.py::a", t("passed")), ("c/t.py::b", t("skipped", reason="no corpus"))]) \
-        == ("not-run", "1 of 2 tests not run: no corpus; the 1 that ran passed")
-    assert scale_verdict([("c/t.py::a", t("passed"))]) == ("holds", "1 test passed")
+        == ("not-run", "1 of 2 tests not run: no corpus; the 1 that ran passed", ["c/t.py::b: skipped"])
+    assert scale_verdict([("c/t.py::a", t("passed"))]) == ("holds", "1 test passed", ["c/t.py::a: passed"])
 
 
 @pytest.mark.parametrize("test, scale", [
@@ -146,7 +146,7 @@ def test_a_full_scale_pass_over_a_ci_divergence_holds_at_full():
 
 def test_a_full_scale_divergence_over_a_ci_pass_diverges_at_full():
     v = verdict(t("passed", "ci"), t("xfailed", "full", "the text is wrong"))
-    assert (v["status"], v["scale"], v["reason"]) == ("diverges", "full", "t.py::t1: the text is wrong")
+    assert (v["status"], v["scale"], v["reason"]) == ("diverges", "full", "the text is wrong")
     assert v["scales"]["ci"]["status"] == "holds"
     assert lower_scale_divergences(v) == []  # only a holding headline has lower divergences
     assert headline_text(v, SCALES3.words) == "diverges (full scale); holds at CI scale"
@@ -177,7 +177,7 @@ def test_an_undecided_full_scale_is_the_headline_over_a_ci_pass_and_a_ci_diverge
     for ci in ("passed", "xfailed"):
         v = verdict(t(ci, "ci"), t("undecided", "full", reason="undecided: the interval straddles 0.9"))
         assert (v["status"], v["scale"]) == ("undecided", "full")
-        assert v["reason"] == "t.py::t1: undecided: the interval straddles 0.9"
+        assert v["reason"] == "the interval straddles 0.9"
         # a CI divergence under an undecided headline is still listed (a lower-scale divergence)
         assert lower_scale_divergences(v) == (["ci"] if ci == "xfailed" else [])
     v = verdict(t("undecided", "ci"), t("skipped", "full"))
@@ -232,22 +232,36 @@ def test_a_scale_that_agrees_with_the_headline_is_not_repeated():
     assert headline_text(v, SCALES3.words) == "holds (full scale)"
 
 
-def test_the_reasons_join_every_divergence_skip_and_evidence_in_order():
-    ev = dict(t("xfailed", reason="a"), evidence="evidence recorded on X, 2026-01-01")
-    assert scale_verdict([("c/t.py::a", ev), ("c/t.py::b", t("xfailed", reason="b")),
+def test_the_reasons_join_every_divergence_and_skip_and_the_details_hold_tests_and_evidence():
+    ev = dict(t("xfailed", reason="xfail: a"), evidence="evidence recorded on X, 2026-01-01")
+    assert scale_verdict([("c/t.py::a", ev), ("c/t.py::b", t("xfailed", reason="xfail: b")),
                           ("c/t.py::c", dict(t("xfailed", reason="c"), evidence="evidence recorded on Y"))]) \
-        == ("diverges", "t.py::a: a; t.py::b: b; t.py::c: c; evidence recorded on X, 2026-01-01; "
-                        "evidence recorded on Y")
+        == ("diverges", "a; b; c", ["c/t.py::a: xfailed", "c/t.py::b: xfailed", "c/t.py::c: xfailed",
+                                    "evidence recorded on X, 2026-01-01", "evidence recorded on Y"])
     assert scale_verdict([("c/t.py::a", t("skipped", reason="no corpus")), ("c/t.py::b", t("skipped", reason="no corpus")),
-                          ("c/t.py::c", t("deselected", reason="tier not selected"))]) \
+                          ("c/t.py::c", t("deselected", reason="tier not selected"))])[:2] \
         == ("not-run", "3 of 3 tests not run: no corpus; tier not selected")
-    assert scale_verdict([("c/t.py::a", t("passed")), ("c/t.py::b", t("xpassed"))]) \
+    assert scale_verdict([("c/t.py::a", t("passed")), ("c/t.py::b", t("xpassed"))])[:2] \
         == ("holds", "2 tests passed (an expected divergence did not show: xpassed)")
 
 
-def test_a_test_is_named_by_its_file_and_function_without_the_folders():
-    assert _short("claims/sub/test_x.py::test_a") == "test_x.py::test_a"
-    assert scale_verdict([("claims/sub/t.py::a", t("failed", reason="r"))]) == ("fails", "t.py::a: r")
+@pytest.mark.parametrize("reason, plain_", [
+    ("xfail: AB-01: the text's 9 is 10", "the text's 9 is 10"),
+    ("undecided: AB-01 (full): the interval crosses its band", "the interval crosses its band"),
+    ("undecided: AB-012: not this claim", "AB-012: not this claim"),
+    ("AB-01 and AB-02: both", "AB-01 and AB-02: both"),
+])
+def test_a_reason_reads_without_pytests_prefix_or_its_own_claim_id(reason, plain_):
+    assert plain(reason, "AB-01") == plain_
+
+
+def test_no_reason_starts_with_a_node_id_or_ends_with_provenance():
+    ev = dict(t("xfailed", reason="xfail: AB-01: 9 is 10"), evidence="evidence recorded on X, 2026-01-01")
+    for tests in ([("c/t.py::a", ev)], [("c/t.py::a", dict(t("undecided", reason="undecided: AB-01: one seed"),
+                                                            evidence="measured on another text"))]):
+        _, reason, details = scale_verdict(tests, "AB-01")
+        assert "t.py::" not in reason and "evidence recorded" not in reason and "measured on" not in reason, reason
+        assert details[0] == "c/t.py::a: " + tests[0][1]["outcome"] and details[1] == tests[0][1]["evidence"]
 
 
 def test_an_unknown_outcome_names_the_known_ones():
