@@ -9,8 +9,11 @@ numbers when they move. The placeholders, for a record whose measured value is
     [mean, lo, hi] (an interval)    {mean} {lo} {hi}
     a dict of either                {key} or {key.mean} {key.lo} {key.hi}
 
-each with an optional format spec (``{mean:.1f}``, ``{value:,.0f}``), written in the document's
-number style: "1,05" and "5.147" in Italian, "1.05" and "5,147" in English (``NUMBER_STYLE``).
+each with an optional format spec (``{mean:.1f}``, ``{value:,.0f}``, ``{value:.1%}``), written in
+the document's number style: "1,05", "5.147" and "27,9 %" where language = "it", "1.05", "5,147" and "27.9%"
+in English (``NUMBER_STYLE``); ``!c`` writes a number as code does ("37.82" in a program's
+output, whatever the language). A sentence the correction rewrites in several places (table
+rows) gives ``replaces`` and ``correction`` as lists of equal length.
 
 What is proposed depends on the erratum's kind (``verdict.erratum_kind``):
 
@@ -40,14 +43,19 @@ class CorrectionError(ValueError):
     """A correction that cannot be made from these records: one line says why."""
 
 
-def number(x: float, spec: str, language: str) -> str:
-    """``x`` formatted by ``spec`` (default: 4 significant digits) in the language's style."""
+def number(x: float, spec: str, language: str, code: bool = False) -> str:
+    """``x`` formatted by ``spec`` (default: 4 significant digits) in the language's style, or,
+    with ``code``, as a program prints it."""
     if not math.isfinite(x):
         raise CorrectionError("one seed: no interval to write")
     text = format(float(x), spec or ".4g")
     if "e" in text and not spec:
         text = format(float(x), ",.0f")
+    if code:
+        return text
     decimal, thousands = NUMBER_STYLE.get(language, NUMBER_STYLE["en"])
+    if text.endswith("%") and decimal == ",":  # "27,9 %": a space before the sign where commas are decimal
+        text = text[:-1] + "\u00a0%"
     return text.replace(",", "\0").replace(".", decimal).replace("\0", thousands)
 
 
@@ -63,9 +71,11 @@ def _fields(measured) -> dict[str, object]:
         return {"value": measured}
     if is_interval(measured):
         return dict(zip(("mean", "lo", "hi"), measured))
-    if isinstance(measured, dict):
+    if isinstance(measured, dict):  # its numbers and intervals; other entries (flags, lists) name nothing
         out = {}
         for k, v in measured.items():
+            if isinstance(v, bool) or not (isinstance(v, (int, float)) or is_interval(v)):
+                continue
             for name, x in _fields(v).items():
                 out[k if name == "value" else f"{k}.{name}"] = x
         return out
@@ -83,7 +93,9 @@ def fill(template: str, measured, language: str) -> str:
         if name not in fields:
             raise CorrectionError(f"the correction names {{{name}}}, and its subject records only "
                                   + ", ".join(f"{{{k}}}" for k in fields))
-        out.append(number(fields[name], spec or "", language))
+        if conv not in (None, "c"):
+            raise CorrectionError(f"{{{name}!{conv}}}: the one conversion is !c (a number as code prints it)")
+        out.append(number(fields[name], spec or "", language, code=conv == "c"))
     return "".join(out)
 
 
@@ -93,10 +105,19 @@ def _subject(claim: dict) -> dict | None:
 
 
 def _cost(diagnosis: dict) -> str:
-    """What the open grid points cost to measure, from the model-steps each declares."""
-    steps = sum(e.get("model_steps") or 0 for e in diagnosis.get("grid", [])
-                if e.get("holds") is None and e.get("point") != "stated")
-    return f"about {steps:,} model-steps of training" if steps else "its cost is not declared"
+    """What the open grid points cost to measure: the model-steps each unmeasured point declares
+    (a grid entry's ``model_steps``); a point undecided, or held on one look, needs a second look."""
+    grid = [e for e in diagnosis.get("grid", []) if e.get("point") != "stated" and not e.get("supersedes")]
+    unmeasured = [e for e in grid if e.get("value") is None and e.get("holds") is None]
+    steps = sum(e.get("model_steps") or 0 for e in unmeasured)
+    parts = []
+    if unmeasured:
+        parts.append(f"the unmeasured points cost about {steps:,} model-steps of training" if steps else
+                     "the unmeasured points do not declare their cost")
+    if any(e.get("value") is not None and e.get("holds") is not False for e in grid):
+        parts.append("a point undecided, or held on one look, needs a second look on fresh seeds, declared before "
+                     "it runs: as many model-steps again as its first")
+    return "; ".join(parts)
 
 
 def propose(claim: dict, language: str) -> dict | None:
@@ -109,20 +130,28 @@ def propose(claim: dict, language: str) -> dict | None:
         return None
     d = claim.get("diagnosis") or {}
     kind = d.get("kind")
-    template, replaces = claim.get("correction"), claim.get("replaces") or claim["quote"].split(QUOTE_JOIN)[0]
-    out = {"kind": kind or "unclassified", "proposed": None, "missing": None, "draft": None, "replaces": replaces}
+    template = claim.get("correction")
+    templates = template if isinstance(template, list) else [template] * bool(template)
+    replaces = claim.get("replaces") or claim["quote"].split(QUOTE_JOIN)[0]
+    passages = replaces if isinstance(replaces, list) else [replaces]
+    out = {"kind": kind or "unclassified", "proposed": None, "missing": None, "draft": None,
+           "replaces": QUOTE_JOIN.join(passages), "edits": []}
 
     def filled():
-        if not template:
+        if not templates:
             raise CorrectionError("the registry gives this claim no correction template (`correction = ...`)")
+        if len(templates) != len(passages):
+            raise CorrectionError(f"the registry gives {len(templates)} correction(s) for {len(passages)} passage(s) "
+                                  "it replaces; give one each")
         rec = _subject(claim)
         if rec is None:
             raise CorrectionError("no record of its subject at the headline scale")
-        return fill(template, rec["measured"], language)
+        edits = [{"replaces": p, "with": fill(t, rec["measured"], language)} for p, t in zip(passages, templates)]
+        return QUOTE_JOIN.join(e["with"] for e in edits), edits
 
     try:
         if kind == "text":
-            out["proposed"] = filled()
+            out["proposed"], out["edits"] = filled()
         elif kind == "unstated":
             points = d.get("points") or []
             words = claim.get("setting_words") or {}
@@ -130,11 +159,13 @@ def propose(claim: dict, language: str) -> dict | None:
             if lacking:
                 raise CorrectionError("the registry gives no words for the setting " + ", ".join(lacking)
                                       + " (`setting_words`)")
-            out["proposed"] = f"{replaces} ({'; '.join(words[p] for p in points)})"
+            added = f"{passages[-1]} ({'; '.join(words[p] for p in points)})"
+            out["edits"] = [{"replaces": passages[-1], "with": added}]
+            out["proposed"] = QUOTE_JOIN.join([*passages[:-1], added])
         elif kind == "pending":
-            out["missing"] = f"{d.get('reason') or 'a grid point is open'}; {_cost(d)}"
-            if template:
-                out["draft"] = filled()
+            out["missing"] = "; ".join(filter(None, [d.get("reason") or "a grid point is open", _cost(d)]))
+            if templates:
+                out["draft"] = filled()[0]
         else:
             out["missing"] = ("no diagnosis grid: the settings the text leaves unstated have not been tried, so "
                               "the text is not yet shown wrong")
@@ -149,12 +180,11 @@ def patch(path: str, text: str, claims: list[dict]) -> str:
     edits = []
     for c in claims:
         p = c.get("correction_proposal") or {}
-        if not p.get("proposed"):
-            continue
-        found = places(text, p["replaces"])
-        if not found:
-            raise CorrectionError(f"{c['id']}: the passage it corrects is not in {path}: {p['replaces'][:60]!r}")
-        edits.append((found[0].start, found[0].end, p["proposed"]))
+        for e in (p.get("edits") or []) if p.get("proposed") else []:
+            found = places(text, e["replaces"])
+            if not found:
+                raise CorrectionError(f"{c['id']}: the passage it corrects is not in {path}: {e['replaces'][:60]!r}")
+            edits.append((found[0].start, found[0].end, e["with"]))
     if not edits:
         return ""
     new, last = [], 0

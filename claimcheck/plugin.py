@@ -581,7 +581,8 @@ class ClaimReporter:
         return top, used
 
     def _still_in_suite(self, nodeid: str) -> bool:
-        """Whether a test an earlier run saw is still in the suite: its file still defines it."""
+        """Whether a test an earlier run saw is still in the suite: its file still defines it, with
+        ``def`` or by assignment (``test_x = make_test(...)``)."""
         path, _, rest = nodeid.partition("::")
         name = rest.rsplit("::", 1)[-1].split("[", 1)[0]
         if path not in self._sources:
@@ -589,7 +590,9 @@ class ClaimReporter:
                 self._sources[path] = (Path(self.config.rootpath) / path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 self._sources[path] = None
-        return bool(name) and self._sources[path] is not None and f"def {name}" in self._sources[path]
+        src = self._sources[path]
+        return bool(name) and src is not None and re.search(rf"(?m)\bdef {re.escape(name)}\b|^{re.escape(name)}\s*=",
+                                                            src) is not None
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.usage_errors and not self.is_worker:

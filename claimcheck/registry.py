@@ -59,8 +59,8 @@ class Claim:
     full_tier: str | None = None
     untestable: str | None = None
     subject: str | None = None  # the start of the label of the record the sentence is about
-    correction: str | None = None  # the sentence as it should read, a template (claimcheck.corrections)
-    replaces: str | None = None  # the passage the correction rewrites (default: the quote)
+    correction: str | list | None = None  # the sentence as it should read, a template (claimcheck.corrections)
+    replaces: str | list | None = None  # the passage(s) the correction rewrites (default: the quote)
     no_setting: str | None = None  # why no unstated setting can change the value (an erratum then reads text)
     setting_words: dict | None = None  # grid point -> its words in the document's language
 
@@ -113,6 +113,9 @@ def _claim(entry: dict, n: int, path: Path, sources: dict, tiers) -> Claim:
     if unknown:
         raise RegistryError(f"{name} has unknown field(s) {', '.join(sorted(unknown))}")
     for key in (*REQUIRED, *OPTIONAL):
+        if key in ("correction", "replaces") and isinstance(entry.get(key), list) \
+                and all(isinstance(x, str) for x in entry[key]):
+            continue  # a correction of several passages: one template for each
         if key in entry and key != "quote" and not isinstance(entry[key], str):
             raise RegistryError(f"{name}: {key} must be a string, got {type(entry[key]).__name__}")
     for key in TABLES:

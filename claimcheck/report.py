@@ -32,9 +32,11 @@ def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings 
         language = sources[c["source"]].language if c["source"] in sources else "en"
         if (proposal := propose(c, language)) is not None:
             c["correction_proposal"] = proposal
-            if proposal["proposed"] and c["source"] in (texts or {}) and not places(texts[c["source"]], proposal["replaces"]):
-                proposal.update(proposed=None, missing=f"the passage it rewrites is not in the text: {proposal['replaces']!r} "
-                                "(fix the claim's `replaces` in the registry)")
+            lost = [e["replaces"] for e in proposal["edits"] if c["source"] in (texts or {})
+                    and not places(texts[c["source"]], e["replaces"])]
+            if proposal["proposed"] and lost:
+                proposal.update(proposed=None, edits=[], missing=f"the passage it rewrites is not in the text: "
+                                f"{lost[0]!r} (fix the claim's `replaces` in the registry)")
     last = runs[-1] if runs else {}
 
     def joined(key):

@@ -100,7 +100,7 @@ def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
     if holds is None:
         undecided(f"DEPTH-01 (CI): a gap's {SECOND_LOOK * 100:g} % interval straddles the {MACHINE_MOVE:.0%} margin, "
                   f"or lies below it but not at {wide_level(SECOND_LOOK, 2) * 100:.3g} %, over {len(depth_ci.seeds)} "
-                  "seeds (suite/rules.py: beyond, joint); a larger DEPTH_CI would be a third look, declared first")
+                  "seeds; a larger DEPTH_CI would be a third look, declared first")
     assert holds, {label: [round(x, 4) for x in mi] for label, mi in zip(gains, shown)}
 
 
@@ -153,14 +153,14 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
         if len(done) < len(DEPTH_MORE_FULL.seeds):  # no verdict on part of a declared sample
             undecided(f"DEPTH-01 (full): undecided on seeds {list(depth_full.seeds)}; its declared second look has "
                       f"{len(done)} of {len(DEPTH_MORE_FULL.seeds)} fresh seeds recorded "
-                      "(`python -m suite.evidence pending --record` on a GPU)")
+                      "(they train on a GPU)")
         more = evidence.recorded_runs(DEPTH_MORE_FULL)
         value, holds = depth01_rule(more, level=SECOND_LOOK)
         claim_record("DEPTH-01", value, tolerance=f"joint, second look: {SECOND_LOOK * 100:g} % intervals, as above",
                      label=f"full scale, second look (seeds {more.seeds[0]}-{more.seeds[-1]}): mean and interval")
     if holds is None:
         undecided(f"DEPTH-01 (full): a part's interval crosses its band's edge or the {MACHINE_MOVE:.0%} margin, or "
-                  "lies outside but not at its Bonferroni level (suite/rules.py: within, beyond, joint)")
+                  "lies outside but not at its Bonferroni level")
     assert holds, value
 
 

@@ -220,6 +220,6 @@ def test_layernorm_buys_1_8_at_full_scale(ladder_ln_full, claim_record):
     side = within(lo, hi, (0.9, 2.7))
     if side is None:
         undecided(f"the {SECOND_LOOK * 100:g} % interval of the mean gap, [{lo:.2f}, {hi:.2f}] over the {len(gap)} "
-                  "declared paired seeds, crosses an edge of [0.9, 2.7] (suite/rules.py: within); a larger sample "
+                  "declared paired seeds, crosses an edge of [0.9, 2.7]; a larger sample "
                   "would be a third look, declared before it runs")
     assert side

@@ -184,7 +184,7 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
                                f"{more[0]}-{more[-1]} (second look)")
     if holds is None:
         undecided(f"a ratio's interval crosses an edge of its band on both looks (pre {value['pre']}, post "
-                  f"{value['post']}; suite/rules.py: joint)")
+                  f"{value['post']})")
     assert holds, value
 
 
@@ -309,7 +309,7 @@ def test_post_norm_with_warmup_matches_pre_norm(norm_ci, claim_record):
                  tolerance=f"comparison: 90 % interval inside ±{EXACTLY} ('esattamente', TOST)",
                  label="(post+warmup - pre) / pre, warmup 20 %: mean and 90 % interval over the paired seeds")
     if side is None:
-        undecided(f"NORM-06 (CI): the 90 % interval {value[1:]} crosses an edge of ±{EXACTLY} (suite/rules.py: within)")
+        undecided(f"NORM-06 (CI): the 90 % interval {value[1:]} crosses an edge of ±{EXACTLY}")
     assert side, value
 
 
@@ -330,7 +330,7 @@ def test_warmup_barely_matters_for_pre_norm(norm_eq_ci, claim_record):
                  label="pre-norm: 90 % interval of the mean effect of warmup")
     side = within(lo, hi, (-BARELY, BARELY))
     if side is None:
-        undecided(f"the 90 % interval [{lo:.4f}, {hi:.4f}] crosses an edge of +-{BARELY} (suite/rules.py: within)")
+        undecided(f"the 90 % interval [{lo:.4f}, {hi:.4f}] crosses an edge of ±{BARELY}")
     assert side, f"90 % interval [{lo:.4f}, {hi:.4f}] lies outside +-{BARELY}"
 
 
@@ -420,8 +420,7 @@ def _judge(claim, runs, side, what):
     only at 90 %, not at its Bonferroni level), else the assertion."""
     if side is None:
         undecided(f"{claim} (full): over {len(runs.seeds)} seeds a 90 % interval crosses an edge of its band, or "
-                  "a part's lies outside it but not at its Bonferroni level (suite/rules.py: within, beyond, "
-                  "joint); more seeds would be a new rule, declared before they run")
+                  "a part's lies outside it but not at its Bonferroni level; more seeds would be a new rule, declared before they run")
     assert side, what
 
 

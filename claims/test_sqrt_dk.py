@@ -299,7 +299,7 @@ def test_at_32_the_division_is_worth_nothing(sqrt_ci, claim_record):
     side = within(lo, hi, (-2, 2))  # wholly outside is the divergence; across an edge decides nothing
     if side is None:
         undecided(f"the 90 % interval [{lo:.2f}, {hi:.2f}] over {len(sqrt_ci.seeds)} seeds crosses an edge of "
-                  "[-2, 2] (suite/rules.py: within)")
+                  "[-2, 2]")
     assert side
 
 
@@ -436,7 +436,7 @@ def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt09_full, claim_re
     side = within(lo, hi, SQRT09_NOTHING)
     if side is None:
         undecided(f"the 90 % interval [{lo:.2f}, {hi:.2f}] over {len(worth)} seeds crosses an edge of "
-                  f"±{SQRT09_NOTHING[1]:.2f} (suite/rules.py: within)")
+                  f"±{SQRT09_NOTHING[1]:.2f}")
     assert side
 
 

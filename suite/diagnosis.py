@@ -196,6 +196,17 @@ def bonferroni(grid: Grid) -> float:
     return wide_level(TOST_LEVEL, max(1, len(tried) * grid.checks))
 
 
+def model_steps(scale) -> int | None:
+    """What a point costs to train: its arms' steps times its seeds; None where a scale has no
+    such count (the lab's excerpts)."""
+    seeds = len(getattr(scale, "seeds", ()) or ())
+    if hasattr(scale, "arm_steps"):
+        return sum(scale.arm_steps().values()) * seeds
+    if hasattr(scale, "arms") and hasattr(scale, "train"):
+        return sum(scale.trains.get(a, scale.train).steps for a in scale.arms) * seeds
+    return None
+
+
 def diagnose(grid: Grid, rule, recorded_runs) -> dict:
     """See ``read_grid``: the report alone."""
     return read_grid(grid, rule, recorded_runs)[0]
@@ -223,6 +234,8 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
             value, holds = rule(runs, **p.judged_at(level))
         except pytest.skip.Exception as e:  # not recorded: the evidence command is in the message
             entry["missing"] = str(e)
+            if (cost := model_steps(p.scale)) is not None:
+                entry["model_steps"] = cost
         else:
             whole = len(runs.seeds) == len(p.scale.seeds)
             read[p.name] = runs
@@ -234,6 +247,8 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
                                      "for a claim of several parts, lies outside it only short of its "
                                      "Bonferroni level (suite/rules.py: joint)")
             if not whole:
+                if (cost := model_steps(p.scale)) is not None:
+                    entry["model_steps"] = cost * (len(p.scale.seeds) - len(runs.seeds)) // len(p.scale.seeds)
                 entry.pop("state", None)
                 entry["missing"] = (f"{len(runs.seeds)} of its {len(p.scale.seeds)} seeds recorded: "
                                     f"`python -m suite.evidence grid {grid.claim}`")

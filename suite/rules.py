@@ -228,8 +228,9 @@ def judge(claim_id: str, side, what: str) -> None:
     band's edge or margin, one seed, or a start count neither test shows; more seeds or starts
     decide), False the failed assertion (a divergence under ``diverges``)."""
     if side is None:
-        undecided(f"{claim_id}: {what}: the rule cannot decide (an interval across its band's edge or margin, one "
-                  "seed, or a start count shown neither above nor below its line); more seeds decide (suite/rules.py)")
+        undecided(f"{claim_id}: {what}: the rule cannot decide: an interval crosses its band's edge or margin, or "
+                  "one seed gives no interval, or a start count is shown neither above nor below its line; more "
+                  "seeds decide")
     assert side, f"{claim_id}: {what}"
 
 

@@ -67,8 +67,9 @@ def test_its_erratum_gets_a_proposed_correction_and_a_patch_that_applies_to_a_cl
     doc = json.loads((reports / "claims.json").read_text(encoding="utf-8"))
     p = next(c for c in doc["claims"] if c["id"] == "SORT-05")["correction_proposal"]
     proposed = "Binary search finds any item among 1,000 sorted items in at most 10"
-    assert p == {"kind": "text", "proposed": proposed, "missing": None, "draft": None,
-                 "replaces": "Binary search finds any item among 1,000 sorted items in at most 9"}
+    was = "Binary search finds any item among 1,000 sorted items in at most 9"
+    assert p == {"kind": "text", "proposed": proposed, "missing": None, "draft": None, "replaces": was,
+                 "edits": [{"replaces": was, "with": proposed}]}
     assert proposed in (reports / "claims.md").read_text(encoding="utf-8")
     assert f"> {proposed}" in (reports / "corrections.md").read_text(encoding="utf-8")
     page = (reports / "chapters" / "SORT.html").read_text(encoding="utf-8")

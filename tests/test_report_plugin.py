@@ -291,6 +291,19 @@ def test_a_partial_run_replaces_only_the_tests_it_reached(scratch):
 
 
 @pytest.mark.fast
+def test_a_test_made_by_assignment_stays_in_the_merged_report(scratch):
+    """``test_x = make_test(...)`` (a diagnosis grid's test) is still in the suite: a later run
+    that does not reach it keeps its result, where only ``def test_x`` used to count."""
+    scratch.makepyfile(test_made="import pytest\n\n\ndef make():\n    @pytest.mark.fast\n"
+                                 "    @pytest.mark.claim('P-01')\n    def test(claim_record):\n"
+                                 "        claim_record('P-01', 1.0)\n    return test\n\n\ntest_made_here = make()\n")
+    _top(scratch, "test_made.py")
+    _, top = _top(scratch, "-k", "test_passes")
+    assert "test_made.py::test_made_here" in top["tests"]
+    assert top["tests"]["test_made.py::test_made_here"]["outcome"] == "passed"
+
+
+@pytest.mark.fast
 def test_pruning_keeps_every_run_the_report_dir_still_reads(scratch):
     scratch.makeini("[pytest]\nclaimcheck_keep_runs = 2\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n" + SCALES_INI)
     _top(scratch, "-m", "slow", "--runslow")

@@ -1,0 +1,95 @@
+"""claimcheck.corrections: what an erratum's sentence should read, made from the records, in the
+text's language, and the patch that puts it in (issue 42)."""
+import subprocess
+
+import pytest
+
+from claimcheck.corrections import CorrectionError, fill, number, patch, propose
+
+pytestmark = pytest.mark.fast
+
+
+@pytest.mark.parametrize("x, spec, language, text", [
+    (1.0451, ".2f", "it", "1,05"), (1.0451, ".2f", "en", "1.05"), (5147.0, ",.0f", "it", "5.147"),
+    (5147.0, ",.0f", "en", "5,147"), (5147.0, ",.0f", "pl", "5\u00a0147"), (0.279, ".1%", "it", "27,9\u00a0%"),
+    (0.279, ".1%", "en", "27.9%"), (248.7, "", "it", "248,7"), (37.8212, ".2f", "xx", "37.82"),
+])
+def test_a_number_is_written_in_the_texts_style(x, spec, language, text):
+    assert number(x, spec, language) == text
+
+
+def test_one_seed_has_no_interval_to_write():
+    with pytest.raises(CorrectionError, match="one seed: no interval"):
+        fill("{mean} [{lo}; {hi}]", [248.2, float("-inf"), float("inf")], "it")
+
+
+def test_a_template_reads_an_interval_a_dict_of_them_and_code_style():
+    assert fill("circa {mean:.1f} punti [{lo:.2f}; {hi:.2f}]", [1.0451, 0.2448, 1.8455], "it") \
+        == "circa 1,0 punti [0,24; 1,85]"
+    four = {"pre": [51.79, 48.93, 54.66], "post": [302.62, 286.19, 319.04], "flag": True}
+    assert fill("perplexity   {pre.mean!c:.2f}, post {post.hi:.0f}", four, "it") == "perplexity   51.79, post 319"
+    with pytest.raises(CorrectionError, match=r"names \{pre\}, and its subject records only \{pre.mean\}"):
+        fill("{pre}", four, "it")
+    with pytest.raises(CorrectionError, match="the one conversion is !c"):
+        fill("{pre.mean!r}", four, "it")
+
+
+def _claim(kind, **kw):
+    diagnosis = {"kind": kind, "reason": "1 of 2 points not measured yet: lr", "points": ["lr=0.1"],
+                 "grid": [{"point": "stated", "holds": False},
+                          {"point": "lr=0.1", "holds": None, "model_steps": 9000}]} if kind else None
+    return {"id": "T-01", "status": "diverges", "quote": "la run senza è leggermente avanti",
+            "records": [{"label": "gap: mean and 90 % interval", "measured": [1.0451, 0.2448, 1.8455],
+                         "tolerance": "comparison", "scale": "full"}], "scale": "full",
+            "subject": "gap", "correction": "la run senza è indietro di {mean:.1f} punti [{lo:.2f}; {hi:.2f}]",
+            "setting_words": {"lr=0.1": "con learning rate 0,1"}, "diagnosis": diagnosis, **kw}
+
+
+def test_each_kind_of_erratum_gets_its_proposal():
+    text = propose(_claim("text"), "it")
+    assert text["proposed"] == "la run senza è indietro di 1,0 punti [0,24; 1,85]" and text["missing"] is None
+    unstated = propose(_claim("unstated"), "it")
+    assert unstated["proposed"] == "la run senza è leggermente avanti (con learning rate 0,1)"
+    pending = propose(_claim("pending"), "it")
+    assert pending["proposed"] is None and pending["draft"] == text["proposed"]
+    assert pending["missing"] == ("1 of 2 points not measured yet: lr; the unmeasured points cost about "
+                                  "9,000 model-steps of training")
+    none = propose(_claim(None), "it")
+    assert none["proposed"] is None and none["missing"].startswith("no diagnosis grid")
+    assert propose(dict(_claim("text"), status="holds"), "it") is None  # only an erratum
+
+
+def test_what_stops_a_proposal_is_said_not_hidden():
+    assert propose(_claim("text", correction=None), "it")["missing"] == \
+        "the registry gives this claim no correction template (`correction = ...`)"
+    assert propose(_claim("text", subject="nothing so named"), "it")["missing"] == \
+        "no record of its subject at the headline scale"
+    assert propose(_claim("unstated", setting_words={}), "it")["missing"] == \
+        "the registry gives no words for the setting lr=0.1 (`setting_words`)"
+    one_seed = _claim("text", records=[{"label": "gap: mean and 90 % interval over 1 seeds", "scale": "full",
+                                         "measured": [1.0, float("-inf"), float("inf")], "tolerance": "x"}])
+    assert propose(one_seed, "it")["missing"] == "one seed: no interval to write"
+
+
+def test_a_patch_rewrites_each_passage_and_applies_to_a_clean_checkout(tmp_path):
+    text = "Titolo\n\n  pre   perplexity   37.82\n  post  perplexity  308.05\n\nla run senza è leggermente avanti.\n"
+    rows = ["pre   perplexity   37.82", "post  perplexity  308.05"]
+    table = _claim("text", quote=" […] ".join(rows), replaces=rows, subject="four",
+                   records=[{"label": "four arms", "scale": "full", "tolerance": "joint",
+                             "measured": {"pre": [51.79, 48.9, 54.7], "post": [302.62, 286.2, 319.0]}}],
+                   correction=["pre   perplexity   {pre.mean!c:.2f}", "post  perplexity  {post.mean!c:.2f}"])
+    claims = [dict(c, correction_proposal=propose(c, "it")) for c in (table, dict(_claim("text"), id="T-02"))]
+    diff = patch("ch/it.txt", text, claims)
+    assert "-  pre   perplexity   37.82\n-  post  perplexity  308.05\n" \
+           "+  pre   perplexity   51.79\n+  post  perplexity  302.62\n" in diff
+    assert "+la run senza è indietro di 1,0 punti [0,24; 1,85].\n" in diff
+    (tmp_path / "ch").mkdir()
+    (tmp_path / "ch" / "it.txt").write_text(text, encoding="utf-8")
+    (tmp_path / "p.patch").write_text(diff, encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    done = subprocess.run(["git", "apply", "--check", "p.patch"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert patch("ch/it.txt", text, [dict(_claim("pending"), correction_proposal=propose(_claim("pending"), "it"))]) == ""
+    lost = dict(_claim("text"), replaces="not in the text")
+    with pytest.raises(CorrectionError, match="T-01: the passage it corrects is not in ch/it.txt"):
+        patch("ch/it.txt", text, [dict(lost, correction_proposal=propose(lost, "it"))])
