@@ -6,6 +6,7 @@ import re
 
 from .fingerprint import is_markdown, places
 from .fmt import fmt
+from . import tex
 from .registry import QUOTE_JOIN
 from .verdict import STATUSES, headline_value
 
@@ -52,7 +53,7 @@ def suggestion(c: dict) -> str:
         return ""
     if p.get("proposed"):
         body = (f'<span class="label">Suggested correction ({html.escape(p["kind"])})</span> '
-                f'<span class="proposed">{html.escape(p["proposed"])}</span>')
+                f'<span class="proposed">{tex.to_html(p["proposed"])}</span>')
     else:
         body = (f'<span class="label">No correction yet ({html.escape(p["kind"])})</span> '
                 f'<span class="missing">{html.escape(p.get("missing") or "")}</span>')
@@ -122,14 +123,42 @@ def body_html(text: str, spans_: list, markdown: bool) -> str:
         if suggestion(c) and b >= last.get(c["id"], -1):
             last[c["id"]] = b
     notes = {(cid, b): suggestion(next(s[2] for s in spans_ if s[2]["id"] == cid)) for cid, b in last.items()}
-    marked = _emit(text, 0, len(text), [(a, b, c, i, False) for a, b, c, i in spans_], tags, notes)
+    marked = _math(_emit(text, 0, len(text), [(a, b, c, i, False) for a, b, c, i in spans_], tags, notes), tags)
     if markdown:
         from markdown_it import MarkdownIt
         rendered = MarkdownIt("commonmark", {"html": False}).enable("table").render(marked)
     else:
-        rendered = html.escape(marked)
+        rendered = _code_lines(html.escape(marked), tags)
     return "".join(tags[ord(ch) - _OPEN] if _OPEN <= ord(ch) < _OPEN + len(tags) else
                    "</mark>" if ord(ch) == _CLOSE else ch for ch in rendered)
+
+
+def _math(marked: str, tags: list) -> str:
+    """Each inline formula ($...$) that no mark's edge cuts, as a placeholder for its MathML."""
+    def sub(m):
+        if any(_OPEN <= ord(ch) <= _CLOSE for ch in m.group(0)) or (ml := tex.mathml(m.group(1))) is None:
+            return m.group(0)
+        tags.append(f'<span class="tex" title="{html.escape(m.group(0))}">{ml}</span>')
+        return chr(_OPEN + len(tags) - 1)
+    return tex.MATH.sub(sub, marked)
+
+
+def _code_lines(escaped: str, tags: list) -> str:
+    """A plain text's indented lines (a program and its output) as code, each line whose marks
+    open and close within it (so the HTML stays nested)."""
+    def balanced(line):
+        depth = 0
+        for ch in line:
+            if _OPEN <= ord(ch) < _OPEN + len(tags) and tags[ord(ch) - _OPEN].startswith("<mark"):
+                depth += 1
+            elif ord(ch) == _CLOSE:
+                depth -= 1
+                if depth < 0:
+                    return False
+        return depth == 0
+    return "".join(f'<code class="line">{line[:-1] if line.endswith(chr(10)) else line}</code>'
+                   + ("\n" if line.endswith("\n") else "") if tex.is_code_line(line) and balanced(line) else line
+                   for line in escaped.splitlines(keepends=True))
 
 
 def annotate(doc: dict, source_id: str, text: str) -> str:
@@ -164,6 +193,8 @@ h1 {{ font-size: 20px; margin: 4px 0; }}
 mark {{ background: var(--bg); border-bottom: 2px solid var(--fg); color: inherit; padding: 1px 0; }}
 mark mark {{ border-bottom-style: double; }}
 mark:target {{ outline: 2px solid var(--fg); }}
+code.line {{ font: 13px/1.5 ui-monospace, SFMono-Regular, Menlo, monospace; background: #f6f8fa; }}
+.tex math {{ font-size: 1.05em; }}
 .suggestion {{ display: block; font: 13px/1.45 system-ui, sans-serif; white-space: normal; margin: 4px 0 8px;
                padding: 6px 10px; border: 1px solid #d0d7de; border-left: 4px solid #9a6700; background: #fff8c5;
                border-radius: 4px; }}

@@ -7,12 +7,13 @@ from markupsafe import Markup
 
 from .badge import badge_svg, badge_text
 from .fmt import lines, measured
+from .tex import to_html
 from .verdict import STATUSES, by_section, headline_text, headline_value, lower_scale_divergences, point_state
 
 _env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True,
                    trim_blocks=True, lstrip_blocks=True)
 _env.filters.update(value=lines, short=lambda nodeid: nodeid.rsplit("/", 1)[-1], held=point_state,
-                    measured=measured)
+                    measured=measured, tex=lambda text: Markup(to_html(str(text))))
 
 
 def _row(c: dict, figs: dict, lang: dict) -> dict:

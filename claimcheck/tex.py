@@ -1,0 +1,47 @@
+"""A document's inline TeX ($...$) as MathML, and its code lines as code: the quotes in the report
+and the annotated pages read as the author wrote them. latex2mathml converts, with no network;
+what it cannot read stays as written."""
+import html
+import re
+
+from latex2mathml.converter import convert
+
+# $...$ as pandoc reads it: no space just inside either dollar, no digit right after the closing
+# one ("$5 and $6" is money), never $$
+MATH = re.compile(r"(?<![\\$])\$(?=\S)([^$\n]*?[^\s\\])\$(?![\d$])")
+
+
+def mathml(tex: str) -> str | None:
+    """The MathML of one inline formula, or None where latex2mathml cannot read it."""
+    try:
+        return convert(tex)
+    except Exception:  # noqa: BLE001 - a formula it cannot parse is shown as written
+        return None
+
+
+def spans(text: str, skip=lambda a, b: False) -> list[tuple[int, int, str]]:
+    """(start, end, MathML) of each inline formula of ``text`` that converts; ``skip(a, b)``
+    leaves one out (a formula a quote's edge cuts)."""
+    out = []
+    for m in MATH.finditer(text):
+        ml = mathml(m.group(1))
+        if ml is not None and not skip(m.start(), m.end()):
+            out.append((m.start(), m.end(), f'<span class="tex" title="{html.escape(m.group(0))}">{ml}</span>'))
+    return out
+
+
+def to_html(text: str) -> str:
+    """``text`` escaped for HTML, its formulas as MathML."""
+    out, pos = [], 0
+    for a, b, ml in spans(text):
+        out += [html.escape(text[pos:a]), ml]
+        pos = b
+    out.append(html.escape(text[pos:]))
+    return "".join(out)
+
+
+CODE_LINE = re.compile(r"^(?: {2,}|\t)\S")  # a program's line or output in a plain text: indented
+
+
+def is_code_line(line: str) -> bool:
+    return bool(CODE_LINE.match(line))
