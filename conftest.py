@@ -55,10 +55,18 @@ def pytest_claimcheck_tier(item, tier):
     """Without CUDA (and unless CLAIMS_DEVICE=cpu asks to train the full configurations on the
     CPU), a gpu-tier test that never asks for a device only judges committed evidence
     (fixtures/evidence/): milliseconds, so it runs in the fast tier, and ``pytest -m fast``
-    shows the full-scale verdicts too. It still measures at the full scale."""
+    shows the full-scale verdicts too. It still measures at the full scale. Likewise, without
+    --runslow, a slow-tier test whose only trained runs are the Winograd task's or the Polish
+    lab's reads their committed records (suite/fixtures.py ``recorded``), in the fast tier."""
     if tier == "gpu" and "device" not in item.fixturenames:
         from suite.scales import evidence_mode
         if evidence_mode():
+            return "fast"
+    if tier == "slow" and not item.config.getoption("--runslow"):
+        from suite import catalogue
+        from suite.fixtures import recorded
+        scales = [catalogue.FIXTURES[n] for n in item.fixturenames if n in catalogue.FIXTURES]
+        if scales and all(recorded(s, item.config) for s in scales):
             return "fast"
     return None
 

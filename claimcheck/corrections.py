@@ -31,6 +31,7 @@ import string
 
 from .fingerprint import places
 from .registry import QUOTE_JOIN
+from .verdict import subject_record
 
 # language -> (decimal mark, thousands separator); a language not here reads like English
 NUMBER_STYLE = {
@@ -99,11 +100,6 @@ def fill(template: str, measured, language: str) -> str:
     return "".join(out)
 
 
-def _subject(claim: dict) -> dict | None:
-    from .verdict import subject_record
-    return subject_record(claim)
-
-
 def _cost(diagnosis: dict) -> str:
     """What the open grid points cost to measure: the model-steps each unmeasured point declares
     (a grid entry's ``model_steps``); a point undecided, or held on one look, needs a second look."""
@@ -143,7 +139,7 @@ def propose(claim: dict, language: str) -> dict | None:
         if len(templates) != len(passages):
             raise CorrectionError(f"the registry gives {len(templates)} correction(s) for {len(passages)} passage(s) "
                                   "it replaces; give one each")
-        rec = _subject(claim)
+        rec = subject_record(claim)
         if rec is None:
             raise CorrectionError("no record of its subject at the headline scale")
         edits = [{"replaces": p, "with": fill(t, rec["measured"], language)} for p, t in zip(passages, templates)]

@@ -45,10 +45,13 @@ def _why_cell(c: dict) -> str:
 
 def proposed(c: dict) -> str:
     """The proposed correction, or what is missing before one can be proposed."""
-    p = c.get("correction_proposal") or {}
+    p = c.get("correction_proposal")
+    if not p:  # a failure is the suite's to fix, not the text's
+        return "—"
     if p.get("proposed"):
         return f"**{cell(p['proposed'])}**"
-    return f"none yet: {cell(p.get('missing') or 'no proposal')}"
+    draft = f" <details><summary>draft</summary>{cell(p['draft'])}</details>" if p.get("draft") else ""
+    return f"none yet: {cell(p.get('missing'))}{draft}"
 
 
 def _errata_row(c: dict, files: dict) -> str:
@@ -74,7 +77,7 @@ def _why(claims: list[dict]) -> list[str]:
             held = point_state(e)
             why = e.get("why", "")
             note = f" ({e['missing']})" if e.get("missing") else ""
-            out.append(f"| {cell(e['point'])} | {cell(e['settings'] or '—')} | {cell(e['value'])} | "
+            out.append(f"| {cell(e['point'])} | {cell(e['settings'] or '—')} | {cell(measured(e['value'], 'interval'))} | "
                        f"{held}{cell(note)} | {cell(why)} |")
     return out
 
@@ -186,7 +189,6 @@ def markdown(doc: dict) -> str:
 def corrections_md(doc: dict) -> str:
     """corrections.md: for each erratum, the sentence, what it should read (or what is missing
     first), and its kind; then how to apply each source's patch."""
-    from .verdict import KINDS
     files = {src["id"]: src.get("file") or src["id"] for src in doc.get("sources", [])}
     errata = [c for c in doc["claims"] if c.get("correction_proposal")]
     out = [f"# Proposed corrections: {doc.get('title') or 'the document'}", "",
@@ -201,7 +203,7 @@ def corrections_md(doc: dict) -> str:
         kind = p["kind"]
         out += [f"## {c['id']} · [{files.get(c['source'], c['source'])}:{c.get('line') or '?'}]"
                 f"(chapters/{c['source']}.html#q-{c['id']})", "",
-                f"**Kind:** {kind}: {KINDS.get(kind) or 'not classified: no diagnosis grid'}", "",
+                f"**Kind:** {kind}: {KINDS.get(kind) or 'no diagnosis grid has tried the settings the text leaves unstated'}", "",
                 "**The text says:**", "", f"> {p['replaces']}", ""]
         if p.get("proposed"):
             out += ["**Proposed:**", "", f"> {p['proposed']}", ""]

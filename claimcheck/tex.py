@@ -5,6 +5,7 @@ import html
 import re
 
 from latex2mathml.converter import convert
+from markupsafe import escape
 
 # $...$ as pandoc reads it: no space just inside either dollar, no digit right after the closing
 # one ("$5 and $6" is money), never $$
@@ -34,9 +35,9 @@ def to_html(text: str) -> str:
     """``text`` escaped for HTML, its formulas as MathML."""
     out, pos = [], 0
     for a, b, ml in spans(text):
-        out += [html.escape(text[pos:a]), ml]
+        out += [str(escape(text[pos:a])), ml]  # escaped as the report's templates escape
         pos = b
-    out.append(html.escape(text[pos:]))
+    out.append(str(escape(text[pos:])))
     return "".join(out)
 
 

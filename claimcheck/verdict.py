@@ -189,6 +189,7 @@ KINDS = {
     "setup": "our setup was wrong, and is fixed: the verdict is judged on the chapter's configuration",
     "unstated": "reproduces only under a setting the text leaves unstated: the text should state it",
     "text": "diverges under every setting tried: the text's number or sentence does not reproduce",
+    "pending": "not classified yet: a setting the text leaves unstated is unmeasured, undecided, or holds on one look only",
 }
 
 

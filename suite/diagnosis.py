@@ -344,6 +344,7 @@ def diagnosis_test(grid: Grid, rule, runs: str = "evidence_runs", tier: str = "g
 
     @getattr(pytest.mark, tier)
     @pytest.mark.diagnosis(grid.claim)
+    @pytest.mark.usefixtures(runs)  # read by name below; declared, so the tier hook sees what it reads
     def test(claim_diagnosis, claim_figure, request):
         report, read = read_grid(grid, rule, request.getfixturevalue(runs))
         claim_diagnosis(grid.claim, report)

@@ -141,13 +141,25 @@ def _ci_scales_up_front(request):
     fixture, which meets the error again and reports it in its own tests; the rest still train."""
     needed = {name for item in request.session.items if not item.get_closest_marker("skip")
               for name in getattr(item, "fixturenames", ())}
-    train_up_front(catalogue.ci_scales(needed))
+    train_up_front([s for s in catalogue.ci_scales(needed) if not recorded(s, request.config)])
+
+
+def recorded(scale, config) -> bool:
+    """Whether a scale's runs are read from committed records, untrained: the Winograd task's and
+    the Polish lab's stated runs, in a run without --runslow (the fast tier's whole picture);
+    --runslow trains them, and the slow tier replays the records' first steps."""
+    return getattr(scale, "name", None) in (catalogue.WINOGRAD.name, catalogue.TINY_LAB.name) \
+        and not config.getoption("--runslow")
 
 
 def _runs(scale, request):
     """What a test reads of ``scale``: a CI scale's runs, trained up front on the CPU; a full
     scale's, trained on CUDA when read, or (no CUDA, and CLAIMS_DEVICE=cpu not set) its committed
-    evidence; the lab's, Winograd's, the gradient norms' and the cost's own runs."""
+    evidence; the lab's and Winograd's, trained with --runslow, else their committed records
+    (``recorded``); the gradient norms' and the cost's own runs."""
+    if recorded(scale, request.config):
+        from suite.evidence import lab, winograd
+        return {catalogue.WINOGRAD.name: winograd.stated_runs, catalogue.TINY_LAB.name: lab.stated_runs}[scale.name]()
     if not isinstance(scale, Scale):
         return scale.runs()
     if not scale.ci and evidence_mode():

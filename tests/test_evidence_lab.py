@@ -27,7 +27,7 @@ def test_every_lab_record_is_whole_and_matches_its_point(path):
     if path is None:
         pytest.skip(f"no lab grid evidence committed yet: `{le.COMMAND}`")
     rec = store.read_or_fail(path, le.COMMAND)
-    assert path == le.path(rec["point"]), "a record lives at the path its point names"
+    assert path == le.path(rec["point"], rec["arm"]), "a record lives at the path its point and arm name"
     assert le.problems(rec) == []
 
 
@@ -118,9 +118,9 @@ def test_pending_lists_every_point_without_a_record_file(tmp_path, monkeypatch):
     """What ``python -m suite.evidence pending`` prints and ``record`` trains: a point drops
     off once its record file exists; ``names`` narrows the list."""
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
-    names = [s.name for s in le.points()]
-    assert [s.name for s in le.pending()] == names and POINT in names
+    want = [(TINY_LAB.name, "positions"), (TINY_LAB.name, "no-positions")] + [(s.name, "positions") for s in le.points()]
+    assert [(s.name, a) for s, a in le.pending()] == want and (POINT, "positions") in want
     le.path(POINT).parent.mkdir(parents=True)
     le.path(POINT).write_text("{}")
-    assert [s.name for s in le.pending()] == [n for n in names if n != POINT]
+    assert [(s.name, a) for s, a in le.pending()] == [w for w in want if w[0] != POINT]
     assert le.pending((POINT,)) == []

@@ -63,8 +63,8 @@ def _pending(recording, lab, winograd) -> None:
         print(f"{fam:<12} {point or '-':<40} {arm:<14} {steps:>8,} model-steps  seeds {','.join(map(str, seeds))}")
     print(f"# {total:,} model-steps in all; one H200 trained the norm-full shape at 114 model-steps/s with 12 "
           "seeds stacked, 40 with one (a figure to size a lease, not a promise)")
-    for s in lab.pending():
-        print(f"{'lab':<12} {s.name:<40} {lab.ARM}  (CPU: {lab.COMMAND})")
+    for s, arm in lab.pending():
+        print(f"{'lab':<12} {s.name:<40} {arm}  (CPU: {lab.COMMAND})")
     for s, (t, k) in winograd.pending():
         print(f"{'winograd':<12} {s.name:<40} {t}/{k}  (CPU: {winograd.COMMAND})")
 
@@ -113,7 +113,7 @@ def _main(argv) -> int:
     a = _parser(families, recording).parse_args(argv)
     if a.cmd == "status":
         recording.status()
-        print(f"{'lab':<10} {len(lab.record_paths())} grid point(s) recorded, {len(lab.pending())} pending")
+        print(f"{'lab':<10} {len(lab.record_paths())} record(s), {len(lab.pending())} pending")
         print(f"{'winograd':<10} {len(winograd.record_paths())} (point, model) record(s), "
               f"{len(winograd.pending())} pending")
     elif a.cmd == "replay":

@@ -3,9 +3,12 @@ trained points of ``suite.diagnosis_grids.LAB_GRIDS``, each the lab's 100 starts
 20 seeds) with positions, trained on the CPU and recorded with its provenance:
 
     fixtures/evidence/lab/explore/<point>/positions.json
+    fixtures/evidence/lab/stated/{positions,no-positions}.json   # the verdicts' own runs
     python -m suite.evidence lab [POINT ...]      # record what is not yet recorded
 
-The stated point is the verdict's own runs, which the slow tier trains. A record is checked
+The stated point is the verdicts' own runs: the slow tier trains them, and the fast tier judges
+their committed records (``stated_runs``), so that ``pytest -m fast`` shows every lab verdict
+without training. A record is checked
 against its schema in the fast tier, and the first steps of its runs are retrained in the slow
 tier (tests/test_evidence_lab.py).
 """
@@ -21,12 +24,14 @@ from claimcheck.progress import tracker
 from experiments.polish_lab import LabConfig, train_runs, with_positions
 from experiments.train import FIRST_LOSSES
 from suite import settings
+from suite.catalogue import TINY_LAB
 from suite.diagnosis_grids import LAB_GRIDS
 from suite.evidence import store
 from suite.lab_scale import LabRuns
 
 FAMILY = "lab"
 ARM = "positions"  # TINY-14 and -16 read the lab with positions only
+ARMS = {"positions": True, "no-positions": False}  # what the stated scale records: both
 COMMAND = "python -m suite.evidence lab"
 
 
@@ -35,44 +40,58 @@ def points() -> list:
     return store.trained_points(LAB_GRIDS)
 
 
-def path(point: str):
-    return store.EVIDENCE / FAMILY / "explore" / point / f"{ARM}.json"
+def recorded_scales() -> list:
+    """What has records: the stated scale (both arms) and each trained point (positions)."""
+    return [TINY_LAB, *points()]
+
+
+def arms(scale) -> list[str]:
+    return list(ARMS) if scale.name == TINY_LAB.name else [ARM]
+
+
+def path(point: str, arm: str = ARM):
+    where = "stated" if point == TINY_LAB.name else f"explore/{point}"
+    return store.EVIDENCE / FAMILY / where / f"{arm}.json"
 
 
 def record_paths() -> list:
-    return sorted((store.EVIDENCE / FAMILY / "explore").glob(f"*/{ARM}.json"))
+    return sorted([*(store.EVIDENCE / FAMILY / "explore").glob(f"*/{ARM}.json"),
+                   *(store.EVIDENCE / FAMILY / "stated").glob("*.json")])
 
 
-def config(scale, exs) -> dict:
-    """What determines a point's runs, as its record keeps it: the lab's config with positions,
-    the suite's own seeds (records are made without CLAIMS_SEED_OFFSET) and the excerpts' hashes."""
-    return json.loads(json.dumps({"lab": asdict(with_positions(scale.config, True)),  # as JSON keeps it
+def config(scale, exs, arm: str = ARM) -> dict:
+    """What determines a point's runs, as its record keeps it: the lab's config with or without
+    positions, the suite's own seeds (records are made without CLAIMS_SEED_OFFSET) and the
+    excerpts' hashes."""
+    return json.loads(json.dumps({"lab": asdict(with_positions(scale.config, ARMS[arm])),  # as JSON keeps it
                                   "seeds": [s - settings.current().seed_offset for s in scale.seeds],
                                   "excerpts": [ex.sha256 for ex in exs]}))
 
 
 def pending(names=()) -> list:
-    """The points declared and not recorded (of ``names``, if given), in declaration order."""
-    return [s for s in points() if not path(s.name).is_file() and (not names or s.name in names)]
+    """The (scale, arm)s declared and not recorded (of ``names``, if given), in declaration order."""
+    return [(s, a) for s in recorded_scales() for a in arms(s)
+            if not path(s.name, a).is_file() and (not names or s.name in names)]
 
 
 def record(names=(), log=print) -> list:
-    """Train and record every trained point not yet recorded (of ``names``, if given)."""
-    store.check_points("lab", names, [s.name for s in points()])
+    """Train and record every (scale, arm) not yet recorded (of ``names``, if given)."""
+    store.check_points("lab", names, [s.name for s in recorded_scales()])
     todo = pending(names)
-    log(f"lab: {len(todo)} point(s) to train on cpu")
+    log(f"lab: {len(todo)} (point, arm) set(s) to train on cpu")
     written = []
-    for scale in todo:
+    for scale, arm in todo:
         exs, start = scale.texts(), time.perf_counter()
-        cfg = with_positions(scale.config, True)
+        cfg = with_positions(scale.config, ARMS[arm])
         pairs = [(ex, s) for ex in exs for s in scale.seeds]
         result = train_runs(cfg, pairs, keep_loss=True, progress=tracker(f"{scale.name}/{len(pairs)} runs", cfg.steps))
         result["first_losses"] = [losses[:FIRST_LOSSES] for losses in result.pop("loss")]
-        rec = {"family": FAMILY, "point": scale.name, "arm": ARM, "config": config(scale, exs), "result": result,
+        rec = {"family": FAMILY, "point": scale.name, "arm": arm, "config": config(scale, exs, arm), "result": result,
                "provenance": store.provenance("cpu", time.perf_counter() - start)}
-        store.write(path(scale.name), rec)
-        log(f"  {scale.name}: {len(pairs)} runs, {rec['provenance']['wall_s'] / 60:.1f} min -> {path(scale.name)}")
-        written.append(path(scale.name))
+        out = path(scale.name, arm)
+        store.write(out, rec)
+        log(f"  {scale.name} {arm}: {len(pairs)} runs, {rec['provenance']['wall_s'] / 60:.1f} min -> {out}")
+        written.append(out)
     return written
 
 
@@ -85,13 +104,13 @@ def problems(rec) -> list[str]:
     if not isinstance(rec, dict):
         return [f"record: an object expected, got {type(rec).__name__}"]
     out = [] if rec.get("family") == FAMILY else [f"family: {FAMILY!r} expected, got {rec.get('family')!r}"]
-    scales = {s.name: s for s in points()}
+    scales = {s.name: s for s in recorded_scales()}
     if not isinstance(rec.get("point"), str) or rec["point"] not in scales:
         return out + [f"point: one of {', '.join(scales)} expected, got {rec.get('point')!r:.60}"]
-    if rec.get("arm") != ARM:
-        return out + [f"arm: {ARM!r} expected, got {rec.get('arm')!r:.60}"]
     scale = scales[rec["point"]]
-    want = config(scale, scale.texts())
+    if rec.get("arm") not in arms(scale):
+        return out + [f"arm: one of {', '.join(arms(scale))} expected, got {rec.get('arm')!r:.60}"]
+    want = config(scale, scale.texts(), rec["arm"])
     if rec.get("config") != want:
         return out + [f"config: the point's settings expected ({want['lab']}), got {rec.get('config')!r:.80}"]
     res = rec.get("result")
@@ -116,23 +135,37 @@ def problems(rec) -> list[str]:
     return out + store.provenance_problems(rec.get("provenance"))
 
 
-def load(point: str) -> dict | None:
+def load(point: str, arm: str = ARM) -> dict | None:
     """The record, or None; InvalidRecord names the field it breaks."""
-    return store.read(path(point), problems, COMMAND, {"point": point, "arm": ARM})
+    return store.read(path(point, arm), problems, COMMAND, {"point": point, "arm": arm})
 
 
-def point_runs(scale, stated: LabRuns) -> LabRuns:
-    """A point's runs, from its record (with positions only); a missing record skips naming the
-    command, a broken one fails (never a divergence)."""
+def _record(point: str, arm: str) -> dict:
+    """A record the verdicts read: a missing one skips naming the command, a broken one fails
+    (never a divergence), a seed offset skips (records hold the suite's own seeds)."""
     try:
-        rec = load(scale.name)
+        rec = load(point, arm)
     except store.InvalidRecord as e:
         pytest.fail(str(e), pytrace=False)
     if rec is None:
-        raise pytest.skip.Exception(f"no lab evidence for {scale.name}: run `{COMMAND}`", _use_item_location=True)
+        raise pytest.skip.Exception(f"no lab evidence for {point} {arm}: run `{COMMAND}`", _use_item_location=True)
     if settings.current().seed_offset:
-        raise pytest.skip.Exception(f"lab evidence for {scale.name} is recorded at seeds {rec['config']['seeds']}; "
+        raise pytest.skip.Exception(f"lab evidence for {point} is recorded at seeds {rec['config']['seeds']}; "
                                     f"CLAIMS_SEED_OFFSET={settings.current().seed_offset} moves the suite's", _use_item_location=True)
+    return rec
+
+
+def stated_runs() -> LabRuns:
+    """The verdicts' own runs from their committed records (the fast tier's)."""
+    recs = {arm: _record(TINY_LAB.name, arm) for arm in ARMS}
+    runs = TINY_LAB.read(TINY_LAB.texts(), {ARMS[a]: r["result"] for a, r in recs.items()})
+    runs.evidence.update(store.evidence_of(r) for r in recs.values())
+    return runs
+
+
+def point_runs(scale, stated: LabRuns) -> LabRuns:
+    """A point's runs, from its record (with positions only)."""
+    rec = _record(scale.name, ARM)
     runs = scale.read(stated.excerpts, {True: rec["result"]})
     runs.evidence.add(store.evidence_of(rec))
     return runs
@@ -141,7 +174,7 @@ def point_runs(scale, stated: LabRuns) -> LabRuns:
 def replay_movement(rec: dict) -> tuple[float, float]:
     """``store.movement`` of every run's first REPLAY_STEPS training losses, retrained now
     with the current code."""
-    scale = {s.name: s for s in points()}[rec["point"]]
+    scale = {s.name: s for s in recorded_scales()}[rec["point"]]
     exs = scale.texts()
     lab = rec["config"]["lab"]
     cfg = replace(LabConfig(**{**lab, "checkpoints": tuple(lab["checkpoints"])}), steps=store.REPLAY_STEPS, checkpoints=())

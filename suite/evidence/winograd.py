@@ -3,9 +3,12 @@ points of ``suite.diagnosis_grids.WINOGRAD_GRIDS``, trained on the CPU and recor
 files with their provenance, one per (point, task, model):
 
     fixtures/evidence/winograd/explore/<point>/<task>-<model>.json
+    fixtures/evidence/winograd/stated/<task>-<model>.json     # the verdicts' own runs
     python -m suite.evidence winograd [POINT ...]   # record what is not yet recorded, cheapest first
 
-The stated point is the verdict's own runs, which the slow tier trains; a point records only the
+The stated point is the verdicts' own runs: the slow tier trains them, and the fast tier judges
+their committed records (``stated_runs``), so that ``pytest -m fast`` shows every Winograd
+verdict without training. A point records only the
 models whose settings it changes (a point that changes the fixed task's held-out set leaves the
 leaky task's models as they are, and reads them from the stated runs). A record is checked
 against its schema in the fast tier and its first steps are retrained in the slow tier, like the
@@ -34,6 +37,11 @@ def points() -> list:
     return store.trained_points(WINOGRAD_GRIDS)
 
 
+def recorded_scales() -> list:
+    """What has records: the stated scale (every model) and each trained point."""
+    return [WINOGRAD, *points()]
+
+
 def recorded_arm(scale, task: str, kind: str) -> dict:
     """The config a record of (point, model) holds: the point's, at the suite's own seeds (records
     are made without CLAIMS_SEED_OFFSET, which shifts the scale's seeds)."""
@@ -42,16 +50,21 @@ def recorded_arm(scale, task: str, kind: str) -> dict:
 
 
 def changed(scale) -> list[tuple[str, str]]:
-    """The (task, model)s whose settings the point changes: the ones it trains and records."""
+    """The (task, model)s a scale records: every model of the stated scale; a point's, those whose
+    settings it changes."""
+    if scale.name == WINOGRAD.name:
+        return list(scale.models)
     return [m for m in scale.models if scale.arm(*m) != WINOGRAD.arm(*m)]
 
 
 def path(point: str, task: str, kind: str):
-    return store.EVIDENCE / FAMILY / "explore" / point / f"{task}-{kind}.json"
+    where = "stated" if point == WINOGRAD.name else f"explore/{point}"
+    return store.EVIDENCE / FAMILY / where / f"{task}-{kind}.json"
 
 
 def record_paths() -> list:
-    return sorted((store.EVIDENCE / FAMILY / "explore").glob("*/*.json"))
+    return sorted([*(store.EVIDENCE / FAMILY / "explore").glob("*/*.json"),
+                   *(store.EVIDENCE / FAMILY / "stated").glob("*.json")])
 
 
 def cost(scale, model) -> float:
@@ -64,7 +77,7 @@ def cost(scale, model) -> float:
 def pending(names=()) -> list[tuple[object, tuple[str, str]]]:
     """The (point, model)s declared and not recorded (of the points ``names``, if given), the
     cheapest point first, so that whole points land first when time is short."""
-    todo = [(s, m) for s in points() for m in changed(s)
+    todo = [(s, m) for s in recorded_scales() for m in changed(s)
             if not path(s.name, *m).is_file() and (not names or s.name in names)]
     whole = {s.name: sum(cost(t, m) for t, m in todo if t.name == s.name) for s, _ in todo}
     return sorted(todo, key=lambda sm: (whole[sm[0].name], sm[0].name, cost(*sm)))
@@ -72,7 +85,7 @@ def pending(names=()) -> list[tuple[object, tuple[str, str]]]:
 
 def record(names=(), log=print) -> list:
     """Train and record every pending (point, model), cheapest first."""
-    store.check_points("Winograd", names, [s.name for s in points()])
+    store.check_points("Winograd", names, [s.name for s in recorded_scales()])
     todo, written = pending(names), []
     log(f"winograd: {len(todo)} (point, model) set(s) to train on cpu ({torch.get_num_threads()} threads)")
     for scale, (task, kind) in todo:
@@ -104,7 +117,7 @@ def problems(rec) -> list[str]:
     out = []
     if rec.get("family") != FAMILY:
         out.append(f"family: {FAMILY!r} expected, got {rec.get('family')!r}")
-    scales = {s.name: s for s in points()}
+    scales = {s.name: s for s in recorded_scales()}
     if not isinstance(rec.get("point"), str) or rec["point"] not in scales:
         return out + [f"point: one of {', '.join(scales)} expected, got {rec.get('point')!r:.60}"]
     scale = scales[rec["point"]]
@@ -163,6 +176,33 @@ def load(point: str, task: str, kind: str) -> dict | None:
     return store.read(path(point, task, kind), problems, COMMAND, {"point": point, "arm": f"{task}/{kind}"})
 
 
+def stated_runs() -> WinogradRuns:
+    """The verdicts' own runs from their committed records (the fast tier's): a missing record
+    skips naming the command, a broken one fails, a seed offset skips (the records hold the
+    suite's own seeds)."""
+    records, evidence = {}, set()
+    for task, kind in WINOGRAD.models:
+        records[task, kind], ev = _result(WINOGRAD, task, kind)
+        evidence.add(ev)
+    return WinogradRuns(WINOGRAD, records, evidence)
+
+
+def _result(scale, task: str, kind: str) -> tuple[dict, str]:
+    """(the record's result, its provenance line) for one (scale, model)."""
+    try:
+        rec = load(scale.name, task, kind)
+    except store.InvalidRecord as e:
+        pytest.fail(str(e), pytrace=False)
+    if rec is None:
+        raise pytest.skip.Exception(f"no Winograd evidence for {scale.name} {task}/{kind}: run `{COMMAND}`",
+                                    _use_item_location=True)
+    if settings.current().seed_offset:
+        raise pytest.skip.Exception(f"Winograd evidence for {scale.name} is recorded at seeds {rec['config']['seeds']}; "
+                                    f"CLAIMS_SEED_OFFSET={settings.current().seed_offset} moves the suite's",
+                                    _use_item_location=True)
+    return rec["result"], store.evidence_of(rec)
+
+
 def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
     """A point's runs: its own records for the models it changes, the stated runs for the rest. A
     missing record skips naming the command; a broken one fails (never a divergence)."""
@@ -171,18 +211,8 @@ def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
         if (task, kind) not in changed(scale):
             records[task, kind] = {"runs": [stated.record(task, kind, s) for s in stated.seeds]}
             continue
-        try:
-            rec = load(scale.name, task, kind)
-        except store.InvalidRecord as e:
-            pytest.fail(str(e), pytrace=False)
-        if rec is None:
-            raise pytest.skip.Exception(f"no Winograd evidence for {scale.name} {task}/{kind}: run `{COMMAND}`",
-                                        _use_item_location=True)
-        if settings.current().seed_offset:
-            raise pytest.skip.Exception(f"Winograd evidence for {scale.name} is recorded at seeds {rec['config']['seeds']}; "
-                                        f"CLAIMS_SEED_OFFSET={settings.current().seed_offset} moves the suite's", _use_item_location=True)
-        records[task, kind] = rec["result"]
-        evidence.add(store.evidence_of(rec))
+        records[task, kind], ev = _result(scale, task, kind)
+        evidence.add(ev)
     return WinogradRuns(scale, records, evidence)
 
 
