@@ -60,12 +60,14 @@ def suggestion(c: dict) -> str:
     return f'<span class="suggestion" data-claim="{html.escape(c["id"])}">{body}</span>'
 
 
-def _emit(text: str, lo: int, hi: int, todo: list, tags: list, notes: dict | None = None) -> str:
+def _emit(text: str, lo: int, hi: int, todo: list, tags: list, notes: dict | None = None,
+          held: list | None = None) -> str:
     """text[lo:hi] with the spans in ``todo`` (all inside it) as nested marks, each written as a
     placeholder character (its opening tag appended to ``tags``); a span that crosses another's
     end is cut there and goes on as a continuation. ``notes``: (claim ID, end) -> HTML written
     right after the span of that claim that ends there (a suggestion)."""
     notes = notes if notes is not None else {}
+    top, held = held is None, [] if held is None else held
     out, pos = [], lo
     todo = sorted(todo, key=lambda s: (s[0], -s[1]))
     while todo:
@@ -80,14 +82,28 @@ def _emit(text: str, lo: int, hi: int, todo: list, tags: list, notes: dict | Non
                 inside.append((s[0], b, s[2], s[3], s[4]))
                 after.append((b, s[1], s[2], s[3], True))
         tags.append(_open(c, part, cont))
-        out += [text[pos:a], chr(_OPEN + len(tags) - 1), _emit(text, a, b, inside, tags, notes), chr(_CLOSE)]
+        out += [text[pos:a], chr(_OPEN + len(tags) - 1), _emit(text, a, b, inside, tags, notes, held), chr(_CLOSE)]
         if (c["id"], b) in notes:
-            tags.append(notes.pop((c["id"], b)))
-            out.append(chr(_OPEN + len(tags) - 1))
+            held.append(notes.pop((c["id"], b)))
         pos = b
         todo = sorted(after, key=lambda s: (s[0], -s[1]))
+        # a note waits until no mark is open: not inside another's span, nor before its continuation
+        if top and held and not (todo and todo[0][0] == pos and todo[0][4]):
+            out += _flush(held, tags)
     out.append(text[pos:hi])
+    if top:
+        out += _flush(held, tags)
     return "".join(out)
+
+
+def _flush(held: list, tags: list) -> list[str]:
+    """The held notes as placeholders, in order; ``held`` emptied."""
+    out = []
+    for note in held:
+        tags.append(note)
+        out.append(chr(_OPEN + len(tags) - 1))
+    held.clear()
+    return out
 
 
 def _clean(text: str) -> str:
@@ -135,12 +151,14 @@ def body_html(text: str, spans_: list, markdown: bool) -> str:
 
 def _math(marked: str, tags: list) -> str:
     """Each inline formula ($...$) that no mark's edge cuts, as a placeholder for its MathML."""
-    def sub(m):
+    out, pos = [], 0
+    for m in tex.formulas(marked):
         if any(_OPEN <= ord(ch) <= _CLOSE for ch in m.group(0)) or (ml := tex.mathml(m.group(1))) is None:
-            return m.group(0)
+            continue
         tags.append(f'<span class="tex" title="{html.escape(m.group(0))}">{ml}</span>')
-        return chr(_OPEN + len(tags) - 1)
-    return tex.MATH.sub(sub, marked)
+        out += [marked[pos:m.start()], chr(_OPEN + len(tags) - 1)]
+        pos = m.end()
+    return "".join(out) + marked[pos:]
 
 
 def _code_lines(escaped: str, tags: list) -> str:

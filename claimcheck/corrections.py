@@ -27,11 +27,13 @@ source and a suggestion on the annotated page).
 """
 import difflib
 import math
+import re
 import string
+from decimal import Decimal
 
 from .fingerprint import places
 from .registry import QUOTE_JOIN
-from .verdict import subject_record
+from .verdict import headline_records, subject_record
 
 # language -> (decimal mark, thousands separator); a language not here reads like English
 NUMBER_STYLE = {
@@ -49,9 +51,12 @@ def number(x: float, spec: str, language: str, code: bool = False) -> str:
     with ``code``, as a program prints it."""
     if not math.isfinite(x):
         raise CorrectionError("one seed: no interval to write")
-    text = format(float(x), spec or ".4g")
-    if "e" in text and not spec:
-        text = format(float(x), ",.0f")
+    try:
+        text = format(float(x), spec or ".4g")
+    except ValueError as e:  # a spec float formatting does not know ("d", ".1q")
+        raise CorrectionError(f"the format spec {spec!r} does not format a number: {e}") from None
+    if "e" in text and not spec:  # 4 significant digits, never in exponent form
+        text = format(Decimal(text), ",f") if abs(x) < 1e4 else format(float(x), ",.0f")
     if code:
         return text
     decimal, thousands = NUMBER_STYLE.get(language, NUMBER_STYLE["en"])
@@ -83,11 +88,20 @@ def _fields(measured) -> dict[str, object]:
     raise CorrectionError(f"the subject's value {measured!r} is not a number, an interval, or a dict of them")
 
 
+def parse(template: str) -> list:
+    """The template's (literal, name, spec, conversion) parts; CorrectionError on a template
+    string.Formatter cannot read (a stray brace)."""
+    try:
+        return list(string.Formatter().parse(template))
+    except ValueError as e:
+        raise CorrectionError(f"the correction template {template[:40]!r} is malformed: {e}") from None
+
+
 def fill(template: str, measured, language: str) -> str:
     """The template with its placeholders written from ``measured`` in the language's style."""
     fields = _fields(measured)
     out = []
-    for literal, name, spec, conv in string.Formatter().parse(template):
+    for literal, name, spec, conv in parse(template):
         out.append(literal)
         if name is None:
             continue
@@ -101,19 +115,33 @@ def fill(template: str, measured, language: str) -> str:
 
 
 def _cost(diagnosis: dict) -> str:
-    """What the open grid points cost to measure: the model-steps each unmeasured point declares
-    (a grid entry's ``model_steps``); a point undecided, or held on one look, needs a second look."""
+    """What the open grid points cost to measure: the model-steps each point not wholly recorded
+    declares (a grid entry's ``model_steps``); a point undecided, or held on one look only, needs
+    a second look on fresh seeds."""
     grid = [e for e in diagnosis.get("grid", []) if e.get("point") != "stated" and not e.get("supersedes")]
-    unmeasured = [e for e in grid if e.get("value") is None and e.get("holds") is None]
-    steps = sum(e.get("model_steps") or 0 for e in unmeasured)
-    parts = []
-    if unmeasured:
-        parts.append(f"the unmeasured points cost about {steps:,} model-steps of training" if steps else
-                     "the unmeasured points do not declare their cost")
-    if any(e.get("value") is not None and e.get("holds") is not False for e in grid):
-        parts.append("a point undecided, or held on one look, needs a second look on fresh seeds, declared before "
-                     "it runs: as many model-steps again as its first")
+    steps = sum(e.get("model_steps") or 0 for e in grid)
+    silent = [e for e in grid if e.get("value") is None and not e.get("model_steps") and e.get("holds") is None]
+    parts = [f"recording what is missing costs about {steps:,} model-steps of training"] * bool(steps)
+    parts += ["a point not recorded declares no cost"] * bool(silent)
+    if any(e.get("state") == "undecided" or e.get("holds") is True for e in grid):
+        parts.append("a point undecided, or held on one look only, needs a second look on fresh seeds, declared "
+                     "before it runs: as many model-steps again as its first")
     return "; ".join(parts)
+
+
+def correction_record(claim: dict) -> dict:
+    """The record a correction is filled from: its ``subject``'s, or, with none named, the
+    claim's own number (the record with no label) at the headline scale; never a guess."""
+    if claim.get("subject"):
+        rec = subject_record(claim)
+        if rec is None:
+            raise CorrectionError(f"no record named '{claim['subject']}' at the headline scale")
+        return rec
+    own = [r for r in headline_records(claim) if r.get("label") is None and r.get("measured") is not None]
+    if not own:
+        raise CorrectionError("the registry names no subject, and no test recorded the claim's own number "
+                              "(a claim_record without a label)")
+    return own[-1]
 
 
 def propose(claim: dict, language: str) -> dict | None:
@@ -139,9 +167,7 @@ def propose(claim: dict, language: str) -> dict | None:
         if len(templates) != len(passages):
             raise CorrectionError(f"the registry gives {len(templates)} correction(s) for {len(passages)} passage(s) "
                                   "it replaces; give one each")
-        rec = subject_record(claim)
-        if rec is None:
-            raise CorrectionError("no record of its subject at the headline scale")
+        rec = correction_record(claim)
         edits = [{"replaces": p, "with": fill(t, rec["measured"], language)} for p, t in zip(passages, templates)]
         return QUOTE_JOIN.join(e["with"] for e in edits), edits
 
@@ -155,7 +181,8 @@ def propose(claim: dict, language: str) -> dict | None:
             if lacking:
                 raise CorrectionError("the registry gives no words for the setting " + ", ".join(lacking)
                                       + " (`setting_words`)")
-            added = f"{passages[-1]} ({'; '.join(words[p] for p in points)})"
+            body, end = re.fullmatch(r"(.*?)([.;:!?]*)", passages[-1], re.S).groups()
+            added = f"{body} ({'; '.join(words[p] for p in points)}){end}"
             out["edits"] = [{"replaces": passages[-1], "with": added}]
             out["proposed"] = QUOTE_JOIN.join([*passages[:-1], added])
         elif kind == "pending":
@@ -170,9 +197,17 @@ def propose(claim: dict, language: str) -> dict | None:
     return out
 
 
+def _lines(text: str) -> list[str]:
+    """The lines of ``text`` with their ends, split after each \\n only (str.splitlines also
+    splits at form feeds and Unicode separators, where git and patch do not)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
 def patch(path: str, text: str, claims: list[dict]) -> str:
     """A unified diff of the source at ``path`` (as ``git apply`` and ``patch -p1`` read it)
-    with each proposed correction in place of the passage it replaces; "" when none is proposed."""
+    with each proposed correction in place of the passage it replaces; "" when none is proposed.
+    ``text`` is the file as it is on disk (its line ends kept: a CRLF file gets a CRLF patch)."""
     edits = []
     for c in claims:
         p = c.get("correction_proposal") or {}
@@ -190,6 +225,7 @@ def patch(path: str, text: str, claims: list[dict]) -> str:
         new += [text[last:a], repl]
         last = b
     new.append(text[last:])
-    diff = difflib.unified_diff(text.splitlines(keepends=True), "".join(new).splitlines(keepends=True),
-                                f"a/{path}", f"b/{path}")
+    if path.startswith(("../", "/")) or re.match(r"[A-Za-z]:", path):
+        raise CorrectionError(f"{path} lies outside the run's root folder: no patch for it")
+    diff = difflib.unified_diff(_lines(text), _lines("".join(new)), f"a/{path}", f"b/{path}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)

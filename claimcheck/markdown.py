@@ -213,9 +213,10 @@ def corrections_md(doc: dict) -> str:
                 out += ["**Draft, if the missing measurement explains nothing:**", "", f"> {p['draft']}", ""]
         out += [f"**Why:** {c['reason']}", ""]
     if doc.get("patches"):
-        out += ["## Patches", "", "Each text with every proposed correction in place, as a unified diff. From the "
-                "folder the paths below are relative to (the test run's root):", ""]
-        out += [f"- `git apply reports/chapters/{sid}.patch` (or `patch -p1 < reports/chapters/{sid}.patch`): "
+        out += ["## Patches", "", "Each text with every proposed correction in place, as a unified diff beside this "
+                "file. Apply it from the test run's root folder, with this folder's path in front "
+                "(`reports/` by default): `git apply <this folder>/chapters/<source>.patch`, or `patch -p1 -i …`.", ""]
+        out += [f"- [chapters/{sid}.patch](chapters/{sid}.patch): "
                 f"`{next((s.get('path') for s in doc.get('sources', []) if s['id'] == sid), sid)}`"
                 for sid in doc["patches"]]
         out.append("")

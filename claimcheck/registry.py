@@ -134,9 +134,32 @@ def _claim(entry: dict, n: int, path: Path, sources: dict, tiers) -> Claim:
             raise RegistryError(f"{name}: {key} must be one of {', '.join((*tiers, 'none'))}, got {entry[key]!r}")
     if (entry["kind"] == "descriptive") != ("untestable" in entry):
         raise RegistryError(f"{name}: a descriptive claim, and only one, says why it is untestable")
+    if "correction" in entry:
+        _check_correction(name, entry)
     quote = entry["quote"]
     quote = QUOTE_JOIN.join(quote) if isinstance(quote, list) else quote
     return Claim(**{**entry, "quote": quote})
+
+
+def _check_correction(name: str, entry: dict) -> None:
+    """A correction template string.Formatter can read, one for each passage it rewrites, and a
+    passage named where the quote has several."""
+    import string
+    templates = entry["correction"] if isinstance(entry["correction"], list) else [entry["correction"]]
+    passages = entry.get("replaces", entry["quote"] if not isinstance(entry["quote"], list) else None)
+    if passages is None:
+        raise RegistryError(f"{name}: its quote has several passages; name the one(s) the correction rewrites "
+                            "(replaces = ...)")
+    passages = passages if isinstance(passages, list) else [passages]
+    if len(templates) != len(passages):
+        raise RegistryError(f"{name}: {len(templates)} correction(s) for {len(passages)} passage(s) in replaces; "
+                            "give one each")
+    for t in templates:
+        try:
+            list(string.Formatter().parse(t))
+        except ValueError as e:
+            raise RegistryError(f"{name}: correction {t[:40]!r} is not a template: {e} (a literal brace is {{{{ or }}}})") \
+                from None
 
 
 def load_registry(path, tiers=("fast", "slow", "gpu")) -> Registry:

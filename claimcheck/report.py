@@ -46,7 +46,8 @@ def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings 
     patches, problems = {}, []
     for sid, text in (texts or {}).items():
         try:
-            patches[sid] = patch(paths[sid], text, [c for c in claims if c["source"] == sid]) if sid in paths else ""
+            patches[sid] = patch(paths[sid], _on_disk(sources[sid], text), [c for c in claims if c["source"] == sid]) \
+                if sid in paths else ""
         except CorrectionError as e:  # the report is still written; corrections.md says why no patch
             problems.append(str(e))
     return {
@@ -73,9 +74,22 @@ def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings 
 
 
 def _relative(path: Path, root: Path | None) -> str:
-    """``path`` relative to ``root`` (the working directory), in a patch's spelling."""
-    rel = os.path.relpath(Path(path), root or Path.cwd())
-    return Path(rel).as_posix()
+    """``path`` relative to ``root`` (the working directory), in a patch's spelling; absolute
+    where it cannot be (another drive)."""
+    try:
+        return Path(os.path.relpath(Path(path), root or Path.cwd())).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+def _on_disk(source, text: str) -> str:
+    """The source's file as it is on disk, its line ends kept (a patch must match them); the
+    text read for the report where the file cannot be read again."""
+    try:
+        with open(source.path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except (OSError, AttributeError, UnicodeDecodeError):
+        return text
 
 
 def reached(t: dict) -> bool:

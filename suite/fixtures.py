@@ -115,6 +115,7 @@ from suite import catalogue  # noqa: E402
 from suite.evidence import families as evidence  # noqa: E402
 from suite.lab_rules import TEXT as LAB_TEXT  # noqa: E402
 from suite.lab_scale import LabRuns  # noqa: E402
+from suite.winograd_scale import WinogradRuns  # noqa: E402
 from suite.scales import Runs, Scale, evidence_mode, train_up_front  # noqa: E402
 
 
@@ -124,7 +125,7 @@ def _evidence_provenance(request):
     and when the numbers were recorded (read at teardown, once the test has read its arms)."""
     yield
     args = (request.node.funcargs or {}).values()  # None when the run was interrupted
-    seen = sorted({e for v in args if isinstance(v, Runs) for e in v.evidence})
+    seen = sorted({e for v in args if isinstance(v, (Runs, LabRuns, WinogradRuns)) for e in v.evidence})
     if seen:
         evidence_note(request.node, "evidence recorded on " + "; ".join(seen))
     if any(isinstance(v, LabRuns) for v in args):  # the lab's claims are read on another text

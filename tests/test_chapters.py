@@ -233,3 +233,16 @@ def test_a_quote_at_markdown_syntax_leaves_the_syntax_as_it_was(text, quote, kep
            "sources": [{"id": "S", "title": "T", "language": "en", "file": "t.md"}]}
     body = annotate(doc, "S", text).split('<div class="md" lang="en">', 1)[1]
     assert 'data-claim="Q"' in body and all(k in body for k in kept), body
+
+
+def test_a_suggestion_waits_until_no_mark_is_open():
+    """An erratum C whose quote ends inside another claim D's: its suggestion comes after D's
+    mark ends, never between D's mark and its continuation (issue 42)."""
+    from claimcheck.chapters import body_html
+    text = "one two three four five six"
+    c = {"id": "C-01", "status": "diverges", "quote": "one two three", "records": [], "expected": "",
+         "correction_proposal": {"kind": "text", "proposed": "uno due tre", "missing": None}}
+    d = {"id": "D-01", "status": "holds", "quote": "two three four five", "records": [], "expected": ""}
+    page = body_html(text, [(0, 13, c, 0), (4, 23, d, 0)], False)
+    assert page.index('class="suggestion"') > page.rindex("</mark>")
+    assert page.count('<span class="suggestion"') == 1

@@ -52,23 +52,65 @@ def test_each_kind_of_erratum_gets_its_proposal():
     assert unstated["proposed"] == "la run senza è leggermente avanti (con learning rate 0,1)"
     pending = propose(_claim("pending"), "it")
     assert pending["proposed"] is None and pending["draft"] == text["proposed"]
-    assert pending["missing"] == ("1 of 2 points not measured yet: lr; the unmeasured points cost about "
+    assert pending["missing"] == ("1 of 2 points not measured yet: lr; recording what is missing costs about "
                                   "9,000 model-steps of training")
     none = propose(_claim(None), "it")
     assert none["proposed"] is None and none["missing"].startswith("no diagnosis grid")
     assert propose(dict(_claim("text"), status="holds"), "it") is None  # only an erratum
 
 
+def test_the_cost_counts_what_is_missing_and_asks_a_second_look_only_where_one_is_due():
+    from claimcheck.corrections import _cost
+    grid = [{"point": "stated", "holds": False, "value": [1, 0, 2]},
+            {"point": "a", "holds": None, "value": None, "model_steps": 3000},         # not recorded
+            {"point": "b", "holds": None, "value": [1, 0, 2], "model_steps": 2000},    # seeds missing
+            {"point": "c", "holds": None, "value": None}]                              # no cost declared
+    assert _cost({"grid": grid}) == ("recording what is missing costs about 5,000 model-steps of training; "
+                                     "a point not recorded declares no cost")
+    grid += [{"point": "d", "holds": None, "value": [1, 0, 2], "state": "undecided"}]
+    assert _cost({"grid": grid}).endswith("needs a second look on fresh seeds, declared before it runs: as many "
+                                          "model-steps again as its first")
+
+
 def test_what_stops_a_proposal_is_said_not_hidden():
     assert propose(_claim("text", correction=None), "it")["missing"] == \
         "the registry gives this claim no correction template (`correction = ...`)"
     assert propose(_claim("text", subject="nothing so named"), "it")["missing"] == \
-        "no record of its subject at the headline scale"
+        "no record named 'nothing so named' at the headline scale"
+    # no subject: the claim's own number (an unlabelled record), never whichever was judged last
+    assert propose(_claim("text", subject=None), "it")["missing"].startswith("the registry names no subject")
+    own = _claim("text", subject=None, records=_claim("text")["records"] + [
+        {"label": None, "measured": 10, "tolerance": "exact", "scale": "full"}], correction="at most {value:.0f}")
+    assert propose(own, "it")["proposed"] == "at most 10"
+    with pytest.raises(CorrectionError, match="does not format a number"):
+        fill("{value:d}", 1.5, "it")
+    with pytest.raises(CorrectionError, match="malformed"):
+        fill("a { b", 1.5, "it")
+    assert number(1.234e-05, "", "it") == "0,00001234" and number(123456.0, "", "en") == "123,456"
     assert propose(_claim("unstated", setting_words={}), "it")["missing"] == \
         "the registry gives no words for the setting lr=0.1 (`setting_words`)"
     one_seed = _claim("text", records=[{"label": "gap: mean and 90 % interval over 1 seeds", "scale": "full",
                                          "measured": [1.0, float("-inf"), float("inf")], "tolerance": "x"}])
     assert propose(one_seed, "it")["missing"] == "one seed: no interval to write"
+
+
+def test_setting_words_go_before_the_sentences_full_stop():
+    c = _claim("unstated", quote="la run senza è leggermente avanti.")
+    assert propose(c, "it")["proposed"] == "la run senza è leggermente avanti (con learning rate 0,1)."
+
+
+def test_a_patch_keeps_crlf_line_ends_and_splits_lines_only_at_newlines(tmp_path):
+    text = "Titolo\r\n\r\nla run senza è leggermente avanti.\r\nfine\x0cpagina\r\n"
+    c = _claim("text")
+    diff = patch("it.txt", text, [dict(c, correction_proposal=propose(c, "it"))])
+    assert "-la run senza è leggermente avanti.\r\n+la run senza è indietro di 1,0 punti [0,24; 1,85].\r\n" in diff
+    (tmp_path / "it.txt").write_bytes(text.encode())
+    (tmp_path / "p.patch").write_bytes(diff.encode())
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    done = subprocess.run(["git", "apply", "--check", "p.patch"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with pytest.raises(CorrectionError, match="outside the run's root"):
+        patch("../it.txt", text, [dict(c, correction_proposal=propose(c, "it"))])
 
 
 def test_a_patch_rewrites_each_passage_and_applies_to_a_clean_checkout(tmp_path):

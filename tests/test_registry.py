@@ -73,6 +73,9 @@ def test_the_registry_quotes_are_verbatim_from_the_chapters(request):
     (GOOD.replace('kind = "exact"', 'kind = "vibes"'), "claim #1 (X-01): kind 'vibes'"),
     (GOOD.replace('kind = "exact"', 'kind = "descriptive"'), "says why it is untestable"),
     (GOOD + "[[claim", "is not valid TOML"),
+    (GOOD.replace('kind = "exact"', 'kind = "exact"\ncorrection = "at most {value"'), "is not a template"),
+    (GOOD.replace('kind = "exact"', 'kind = "exact"\ncorrection = ["a", "b"]'), "2 correction(s) for 1 passage(s)"),
+    (GOOD.replace('quote = "q"', 'quote = ["a", "b"]\ncorrection = "c"'), "name the one(s) the correction rewrites"),
 ])
 def test_a_malformed_registry_names_the_entry_in_one_line(tmp_path, text, message):
     path = tmp_path / "claims.toml"

@@ -22,7 +22,14 @@ def test_an_inline_formula_is_found_as_pandoc_finds_it(text, formulas):
 def test_a_formula_becomes_mathml_and_the_rest_is_escaped():
     out = tex.to_html(r"rate $3 \times 10^{-3}$ <b>")
     assert out.startswith('rate <span class="tex" title="$3 \\times 10^{-3}$"><math ')
-    assert "<mo>&#x000D7;</mo>" in out and out.endswith("</span> &lt;b&gt;")
+    assert "<mo>×</mo>" in out and out.endswith("</span> &lt;b&gt;")
+
+
+def test_a_formulas_special_characters_stay_text_and_code_keeps_its_dollars():
+    out = tex.to_html(r"$a & b$ and $\text{<b>x</b>}$")
+    assert "<mi>&amp;</mi>" in out and "<mtext>&lt;b&gt;x&lt;/b&gt;</mtext>" in out and "<b>" not in out
+    assert "<math" not in tex.to_html("`echo $x$` here") and "<math" not in tex.to_html("  cost = $x$ + $y$")
+    assert "<math" not in tex.to_html("```\n$x$\n```")
 
 
 def test_a_formula_latex2mathml_cannot_read_stays_as_written():
