@@ -52,22 +52,18 @@ def suggestion(c: dict) -> str:
     if not p:
         return ""
     if p.get("proposed"):
-        body = (f'<span class="label">Suggested correction ({html.escape(p["kind"])})</span> '
+        body = (f'<span class="label">{html.escape(c["id"])} · suggested correction ({html.escape(p["kind"])})</span> '
                 f'<span class="proposed">{tex.to_html(p["proposed"])}</span>')
     else:
-        body = (f'<span class="label">No correction yet ({html.escape(p["kind"])})</span> '
+        body = (f'<span class="label">{html.escape(c["id"])} · no correction yet ({html.escape(p["kind"])})</span> '
                 f'<span class="missing">{html.escape(p.get("missing") or "")}</span>')
     return f'<span class="suggestion" data-claim="{html.escape(c["id"])}">{body}</span>'
 
 
-def _emit(text: str, lo: int, hi: int, todo: list, tags: list, notes: dict | None = None,
-          held: list | None = None) -> str:
+def _emit(text: str, lo: int, hi: int, todo: list, tags: list) -> str:
     """text[lo:hi] with the spans in ``todo`` (all inside it) as nested marks, each written as a
     placeholder character (its opening tag appended to ``tags``); a span that crosses another's
-    end is cut there and goes on as a continuation. ``notes``: (claim ID, end) -> HTML written
-    right after the span of that claim that ends there (a suggestion)."""
-    notes = notes if notes is not None else {}
-    top, held = held is None, [] if held is None else held
+    end is cut there and goes on as a continuation."""
     out, pos = [], lo
     todo = sorted(todo, key=lambda s: (s[0], -s[1]))
     while todo:
@@ -82,28 +78,51 @@ def _emit(text: str, lo: int, hi: int, todo: list, tags: list, notes: dict | Non
                 inside.append((s[0], b, s[2], s[3], s[4]))
                 after.append((b, s[1], s[2], s[3], True))
         tags.append(_open(c, part, cont))
-        out += [text[pos:a], chr(_OPEN + len(tags) - 1), _emit(text, a, b, inside, tags, notes, held), chr(_CLOSE)]
-        if (c["id"], b) in notes:
-            held.append(notes.pop((c["id"], b)))
+        out += [text[pos:a], chr(_OPEN + len(tags) - 1), _emit(text, a, b, inside, tags), chr(_CLOSE)]
         pos = b
         todo = sorted(after, key=lambda s: (s[0], -s[1]))
-        # a note waits until no mark is open: not inside another's span, nor before its continuation
-        if top and held and not (todo and todo[0][0] == pos and todo[0][4]):
-            out += _flush(held, tags)
     out.append(text[pos:hi])
-    if top:
-        out += _flush(held, tags)
     return "".join(out)
 
 
-def _flush(held: list, tags: list) -> list[str]:
-    """The held notes as placeholders, in order; ``held`` emptied."""
-    out = []
-    for note in held:
+_SENTENCE_END = re.compile(r"[.!?…](?=[\s\"”»)]|$)")
+
+
+def _sentence_end(text: str, b: int, markdown: bool) -> int:
+    """Where the sentence that a quote ending at ``b`` sits in ends: its full stop, else the end
+    of its line (a table row, a program's line, a heading) or, in a Markdown paragraph however
+    it is wrapped, the end of the paragraph."""
+    line_end = text.find("\n", b) % (len(text) + 1) if "\n" in text[b:] else len(text)
+    line_start = text.rfind("\n", 0, b) + 1
+    block = markdown and not re.match(r"\s*(?:[|#]|```|~~~)", text[line_start:])
+    end = (text.find("\n\n", b) % (len(text) + 1) if "\n\n" in text[b:] else len(text)) if block else line_end
+    m = _SENTENCE_END.search(text, b, end)
+    return m.end() if m else end
+
+
+def _place_notes(marked: str, notes: list[tuple[int, str]], tags: list) -> str:
+    """Each (position in the text, HTML) note written into ``marked`` (the text with its marks'
+    placeholders) at that position, or after it where a mark is still open there, so a note never
+    sits inside a mark or between a mark and its continuation."""
+    notes = sorted(notes, key=lambda n: n[0])
+    out, pos, depth, i = [], 0, 0, 0
+    for ch in marked:
+        while i < len(notes) and depth == 0 and pos >= notes[i][0]:
+            tags.append(notes[i][1])
+            out.append(chr(_OPEN + len(tags) - 1))
+            i += 1
+        out.append(ch)
+        code = ord(ch)
+        if _OPEN <= code < _OPEN + len(tags) and tags[code - _OPEN].startswith("<mark"):
+            depth += 1
+        elif code == _CLOSE:
+            depth -= 1
+        elif not _OPEN <= code <= _CLOSE:
+            pos += 1
+    for _, note in notes[i:]:
         tags.append(note)
         out.append(chr(_OPEN + len(tags) - 1))
-    held.clear()
-    return out
+    return "".join(out)
 
 
 def _clean(text: str) -> str:
@@ -134,12 +153,13 @@ def body_html(text: str, spans_: list, markdown: bool) -> str:
     if markdown:
         spans_ = [(*_inside_markup(text, a, b), c, i) for a, b, c, i in spans_]
     tags: list[str] = []
-    last = {}  # each claim's last passage: its suggestion goes after it
+    last = {}  # each erratum's last passage: its suggestion goes after that sentence
     for a, b, c, i in spans_:
-        if suggestion(c) and b >= last.get(c["id"], -1):
-            last[c["id"]] = b
-    notes = {(cid, b): suggestion(next(s[2] for s in spans_ if s[2]["id"] == cid)) for cid, b in last.items()}
-    marked = _math(_emit(text, 0, len(text), [(a, b, c, i, False) for a, b, c, i in spans_], tags, notes), tags)
+        if suggestion(c) and b >= last.get(c["id"], (-1, None))[0]:
+            last[c["id"]] = (b, c)
+    marked = _emit(text, 0, len(text), [(a, b, c, i, False) for a, b, c, i in spans_], tags)
+    notes = [(_sentence_end(text, b, markdown), suggestion(c)) for b, c in last.values()]
+    marked = _math(_place_notes(marked, notes, tags), tags)
     if markdown:
         from markdown_it import MarkdownIt
         rendered = MarkdownIt("commonmark", {"html": False}).enable("table").render(marked)

@@ -246,3 +246,16 @@ def test_a_suggestion_waits_until_no_mark_is_open():
     page = body_html(text, [(0, 13, c, 0), (4, 23, d, 0)], False)
     assert page.index('class="suggestion"') > page.rindex("</mark>")
     assert page.count('<span class="suggestion"') == 1
+
+
+@pytest.mark.parametrize("text, quote, markdown, after", [
+    ("It is 9 and more. Next one.", "It is 9", False, "It is 9 and more."),
+    ("at most 9\ncomparisons. Next.\n", "at most 9", True, "at most 9\ncomparisons."),  # a wrapped paragraph
+    ("at most 9\ncomparisons. Next.\n", "at most 9", False, "at most 9"),  # a plain text's line
+    ("| a | 9 |\n| b | 10 |\n", "9", True, "| a | 9 |"),                     # a table row: its line
+    ("  perplexity   37.82\n  next\n", "37.82", False, "  perplexity   37.82"),
+])
+def test_a_suggestion_goes_after_its_sentence(text, quote, markdown, after):
+    from claimcheck.chapters import _sentence_end
+    b = text.index(quote) + len(quote)
+    assert text[:_sentence_end(text, b, markdown)] == after

@@ -73,7 +73,7 @@ def test_its_erratum_gets_a_proposed_correction_and_a_patch_that_applies_to_a_cl
     assert proposed in (reports / "claims.md").read_text(encoding="utf-8")
     assert f"> {proposed}" in (reports / "corrections.md").read_text(encoding="utf-8")
     page = (reports / "chapters" / "SORT.html").read_text(encoding="utf-8")
-    assert f'<span class="suggestion" data-claim="SORT-05"><span class="label">Suggested correction (text)</span> ' \
+    assert f'<span class="suggestion" data-claim="SORT-05"><span class="label">SORT-05 · suggested correction (text)</span> ' \
            f'<span class="proposed">{proposed}</span></span>' in page
     checked = git("apply", "--check", "reports/chapters/SORT.patch")
     assert checked.returncode == 0, checked.stderr

@@ -225,8 +225,9 @@ def test_chromium_shows_the_suggestion_under_its_sentence_on_the_annotated_page(
     notes = _Texts("suggestion")
     notes.feed(dom)
     assert len(notes.found) == 1
-    assert notes.found[0] == ("Suggested correction (text) Binary search finds any item among 1,000 sorted items "
+    assert notes.found[0] == ("SORT-05 · suggested correction (text) Binary search finds any item among 1,000 sorted items "
                               "in at most 10")
-    # it sits right after the erratum's mark, inside the same paragraph, as the page shows it
-    assert re.search(r'data-claim="SORT-05"[^>]*>.*?</mark><span class="suggestion" data-claim="SORT-05">', dom, re.S)
+    # it sits after the erratum's sentence ("... in at most 9 / comparisons."), inside its paragraph
+    assert re.search(r'data-claim="SORT-05"[^>]*>[^<]*(<a[^>]*>[^<]*</a>)?[^<]*</mark>\s*comparisons\.'
+                     r'<span class="suggestion" data-claim="SORT-05">', dom), dom[dom.find("SORT-05"):][:600]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
