@@ -32,6 +32,7 @@ import string
 from decimal import Decimal
 
 from .fingerprint import places
+from .fmt import is_interval
 from .registry import QUOTE_JOIN
 from .verdict import headline_records, subject_record
 
@@ -63,12 +64,6 @@ def number(x: float, spec: str, language: str, code: bool = False) -> str:
     if text.endswith("%") and decimal == ",":  # "27,9 %": a space before the sign where commas are decimal
         text = text[:-1] + "\u00a0%"
     return text.replace(",", "\0").replace(".", decimal).replace("\0", thousands)
-
-
-def is_interval(v) -> bool:
-    """[mean, lo, hi] with lo <= mean <= hi (bounds may be infinite: one seed)."""
-    return (isinstance(v, list) and len(v) == 3 and all(isinstance(x, (int, float)) for x in v)
-            and v[1] <= v[0] <= v[2])
 
 
 def _fields(measured) -> dict[str, object]:

@@ -23,7 +23,8 @@ def cell(v) -> str:
     return fmt(v).replace("|", "\\|").replace("\n", " ")
 
 
-def _interval(v) -> bool:
+def is_interval(v) -> bool:
+    """[mean, lo, hi] with lo <= mean <= hi (bounds may be infinite: one seed)."""
     return (isinstance(v, list) and len(v) == 3 and all(isinstance(x, (int, float)) for x in v)
             and v[1] <= v[0] <= v[2])
 
@@ -33,7 +34,7 @@ def measured(v, label: str = "") -> str:
     or "lo, hi") as "mean [lo, hi]", or "mean (one seed: no interval)"; else fmt's line."""
     if isinstance(v, dict):
         return "; ".join(f"{k}: {measured(x, label)}" for k, x in v.items())
-    if _interval(v) and ("interval" in label or "lo, hi" in label):
+    if is_interval(v) and ("interval" in label or "lo, hi" in label):
         m, lo, hi = v
         if lo == float("-inf") and hi == float("inf"):
             return f"{fmt(m)} (one seed: no interval)"

@@ -25,8 +25,9 @@ def mathml(tex: str) -> str | None:
     return ET.tostring(root, encoding="unicode")
 
 
+INDENTED = r"^(?: {2,}|\t)\S"  # a program's line or its output in a plain text: indented
 # what is code, where a dollar is a dollar: a Markdown fence or code span, a plain text's indented line
-CODE = re.compile(r"(?ms)^(```|~~~).*?^\1[^\n]*$|`[^`\n]*`|^(?: {2,}|\t)\S[^\n]*$")
+CODE = re.compile(rf"(?ms)^(```|~~~).*?^\1[^\n]*$|`[^`\n]*`|{INDENTED}[^\n]*$")
 
 
 def in_code(text: str) -> list[tuple[int, int]]:
@@ -60,7 +61,7 @@ def to_html(text: str) -> str:
     return "".join(out)
 
 
-CODE_LINE = re.compile(r"^(?: {2,}|\t)\S")  # a program's line or output in a plain text: indented
+CODE_LINE = re.compile(INDENTED)
 
 
 def is_code_line(line: str) -> bool:
