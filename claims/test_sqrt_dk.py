@@ -367,14 +367,17 @@ def test_the_undivided_head_runs_away_and_collapses_completely(sqrt1024_ci, clai
     decide(r)
 
 
+def _kept(runs, seed) -> float:
+    """The undivided d_k = 1024 head's saturated fraction at the end over its peak (SQRT-12)."""
+    sat = [a["saturated"] for a in runs.run("nodiv-1024", seed).trace["attention"]]
+    return sat[-1] / max(sat)
+
+
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("SQRT-12")
 def test_the_collapse_is_stable(sqrt1024_ci, claim_record):
-    kept = []
-    for s in sqrt1024_ci.seeds:
-        sat = [a["saturated"] for a in sqrt1024_ci.run("nodiv-1024", s).trace["attention"]]
-        kept.append(sat[-1] / max(sat))
+    kept = [_kept(sqrt1024_ci, s) for s in sqrt1024_ci.seeds]
     kept = np.array(claim_record("SQRT-12", [round(k, 3) for k in kept], expected="nothing brings it back",
                                  tolerance="reported", label="undivided d_k=1024: saturated fraction at the end / its peak"))
     r = claim_record("SQRT-12", starts(kept >= 0.9, MAJORITY), expected="nothing brings it back", tolerance=MOST,
@@ -504,6 +507,33 @@ def test_the_undivided_head_runs_away_and_saturates_at_full_scale(sqrt_full, cla
                            f"[{SQRT11_STD[0]:.0f}, {SQRT11_STD[1]:.0f}], +-5 %; saturated above {SQRT11_SAT[0]:.4f}, 2 SE)",
                  label="undivided d_k=1024 at the end (full): mean, lo, hi")
     judge("SQRT-11", holds, "the undivided head's score std reaches 5147 and 99.9 % of rows saturate")
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("SQRT-12")
+def test_the_collapse_is_stable_at_full_scale(sqrt_full, claim_record):
+    """The CI test's rule on the document's configuration: per start, the undivided head keeps at
+    least 0.9 of its peak saturated fraction at the end; most starts do (exact binomial test)."""
+    kept = np.array([_kept(sqrt_full, s) for s in sqrt_full.seeds])
+    claim_record("SQRT-12", kept.round(3), expected="nothing brings it back", tolerance="reported",
+                 label="undivided d_k=1024: saturated fraction at the end / its peak (full), per seed")
+    r = claim_record("SQRT-12", starts(kept >= 0.9, MAJORITY), expected="nothing brings it back", tolerance=MOST,
+                     label="starts that keep >= 0.9 of their peak saturation at the end (full)")
+    decide(r)
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("SQRT-14")
+def test_the_division_is_worth_less_at_32_than_at_256_at_full_scale(sqrt_full, claim_record):
+    """The CI test's rule on the document's configuration (one head of each width, 1500 steps)."""
+    worth = {d: _worth(sqrt_full, d) for d in SQRT_WIDTHS}
+    for d in SQRT_WIDTHS:
+        claim_record("SQRT-14", worth[d].round(2), expected=DOC_WORTH.get(d), tolerance="reported",
+                     label=f"no division - division, d_k = {d} (full), per seed")
+    judge("SQRT-14", interval(claim_record, "SQRT-14", worth[256] - worth[32], above(0),
+                              "comparison: the 90 % interval of the mean paired difference (worth at 256 - at 32) "
+                              "above 0", "full: worth at 256 - worth at 32"),
+          "the division is worth less at 32 than at 256")
 
 
 SQRT13_STD = (3.44 * 0.95, 3.44 * 1.05)  # a trained number printed bare: +-5 % (docs/reference/statistics.md)
