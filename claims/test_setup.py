@@ -65,7 +65,7 @@ def test_the_corpus_has_1115394_characters(shakespeare_text, claim_record):
     assert n == CHARS
 
 
-@pytest.mark.slow
+@pytest.mark.fast
 @pytest.mark.scale("full")
 @pytest.mark.claim("CORP-01")
 def test_bpe_1024_gives_459760_tokens_and_round_trips(shakespeare_text, shakespeare_tokens, claim_record):
@@ -80,7 +80,7 @@ def test_bpe_1024_gives_459760_tokens_and_round_trips(shakespeare_text, shakespe
     assert bpe.decode(shakespeare_tokens.tolist()) == shakespeare_text  # lossless
 
 
-@pytest.mark.slow
+@pytest.mark.fast
 @pytest.mark.scale("full")
 @pytest.mark.claim("CORP-01")
 def test_hugging_face_tokenizers_trained_alike_agree_with_ours(shakespeare_text, shakespeare_tokens, claim_record):
@@ -95,7 +95,7 @@ def test_hugging_face_tokenizers_trained_alike_agree_with_ours(shakespeare_text,
     assert abs(theirs - len(shakespeare_tokens)) <= 0.001 * len(shakespeare_tokens)
 
 
-@pytest.mark.slow
+@pytest.mark.fast
 @pytest.mark.scale("full")
 @pytest.mark.claim("CORP-02")
 def test_the_token_split_is_ninety_ten_and_contiguous(shakespeare_tokens, claim_record):

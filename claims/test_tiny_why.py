@@ -6,7 +6,6 @@ from claimcheck import diverges
 from experiments.configs import tiny_lab_config
 from model import GPT
 from model.params import breakdown, count
-from suite.settings import no_corpus
 
 # The per-tensor breakdown of the canonical 4,626-weight model (catalogue C39). Other
 # configurations also sum to 4,626, so the breakdown, not the total, pins the architecture.
@@ -57,8 +56,7 @@ def test_pythia_70m_is_about_fifteen_thousand_toys(claim_record):
 
 import numpy as np  # noqa: E402
 
-from experiments.data import CorpusUnavailable  # noqa: E402
-from experiments.numpy_gpt import TinyLab, params_from_torch  # noqa: E402
+from experiments.numpy_gpt import mirror, torch_twin  # noqa: E402
 from experiments.polish_lab import batches  # noqa: E402
 from suite.catalogue import TINY_LAB  # noqa: E402
 from suite.lab_rules import MAIN, TEXT, draw_lab, exists, k_of_5, k_of_5_rule, per_run
@@ -66,9 +64,7 @@ from suite.rules import TOST_LEVEL, decide_parts  # noqa: E402
 
 
 def _pair(seed):
-    torch.manual_seed(seed)
-    m = GPT(tiny_lab_config()).double()  # N(0, 0.02) weights, as the lab's
-    return TinyLab(params_from_torch(m), lr=TINY_LAB.config.lr), m, torch.optim.Adam(m.parameters(), lr=TINY_LAB.config.lr)
+    return torch_twin(seed, TINY_LAB.config.lr)
 
 
 def _random_batches(seed, steps):
@@ -76,29 +72,9 @@ def _random_batches(seed, steps):
     yield from batches(np.random.default_rng(seed).integers(0, 34, 6000), seed, steps)
 
 
-def _lab_batches(seed, steps):
-    """The lab's own batches on the main excerpt's training text."""
-    from experiments.polish_text import excerpts
-    try:
-        ids = excerpts(1)[0].ids("train")
-    except CorpusUnavailable as e:
-        no_corpus(e)
-    yield from batches(ids, seed, steps)
-
-
 def _mirror(seed, windows):
     """Largest relative difference between the two implementations' losses over the run."""
-    lab, m, opt = _pair(seed)
-    worst = 0.0
-    for w in windows:
-        ours = lab.train_step(w)
-        wt = torch.from_numpy(w)
-        _, loss = m(wt[:, :-1], wt[:, 1:])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        worst = max(worst, abs(ours - loss.item()) / loss.item())
-    return worst
+    return mirror(seed, windows, TINY_LAB.config.lr)["worst"]
 
 
 @pytest.mark.fast
@@ -161,9 +137,9 @@ def test_stacked_training_equals_single_runs():
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-10")
-def test_numpy_and_torch_agree_on_five_seeds_for_400_steps(claim_record):
-    worst = claim_record("TINY-10", [_mirror(s, _lab_batches(s, 400)) for s in range(1, 6)],
-                         expected="the same numbers", tolerance="exact: < 1e-9 relative (float64)",
+def test_numpy_and_torch_agree_on_five_seeds_for_400_steps(mirror_400, claim_record):
+    worst = claim_record("TINY-10", mirror_400["worst"], expected="the same numbers",
+                         tolerance="exact: < 1e-9 relative (float64)",
                          label=f"seeds 1-5, 400 steps of the lab on {TEXT}: max relative loss difference")
     assert max(worst) < 1e-9
 
@@ -171,8 +147,8 @@ def test_numpy_and_torch_agree_on_five_seeds_for_400_steps(claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-10")
-def test_numpy_and_torch_agree_on_seed_1_for_6400_steps(claim_record):
-    worst = claim_record("TINY-10", _mirror(1, _lab_batches(1, 6400)), expected="the same numbers",
+def test_numpy_and_torch_agree_on_seed_1_for_6400_steps(mirror_6400, claim_record):
+    worst = claim_record("TINY-10", mirror_6400["worst"][0], expected="the same numbers",
                          tolerance="exact: < 1e-9 relative (float64)",
                          label=f"seed 1, 6,400 steps of the lab on {TEXT}: max relative loss difference")
     assert worst < 1e-9

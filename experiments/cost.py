@@ -102,6 +102,16 @@ def peak_bytes(fn, device) -> int:
 
 
 @torch.no_grad()
+def peak_memory(n: int, kind="naive", cfg=CostConfig(), device="cpu", seed=0) -> int:
+    """Peak bytes of one forward of the layer at length ``n`` (no timing: COST-09's measurement)."""
+    device = torch.device(device)
+    torch.manual_seed(seed)
+    layer = Layer(cfg).to(device)
+    x = torch.randn(cfg.batch, n, cfg.d_model, device=device)
+    return peak_bytes(lambda: layer(x, kind), device)
+
+
+@torch.no_grad()
 def measure(n: int, kind="naive", cfg=CostConfig(), device="cpu", seed=0) -> dict:
     device = torch.device(device)
     torch.manual_seed(seed)

@@ -191,3 +191,36 @@ class TinyLab:
 def params_from_torch(model) -> dict:
     """The torch model's initial weights as float64 numpy arrays, by parameter name."""
     return {k: v.detach().double().numpy().copy() for k, v in model.named_parameters()}
+
+
+# ---- the torch twin (TINY-10) ----------------------------------------------------------------
+
+def torch_twin(seed: int, lr: float):
+    """(the numpy lab, its torch autograd twin in float64, the twin's Adam), both from the twin's
+    N(0, 0.02) weights drawn after ``torch.manual_seed(seed)``."""
+    import torch
+
+    from experiments.configs import tiny_lab_config
+    from model import GPT
+    torch.manual_seed(seed)
+    twin = GPT(tiny_lab_config()).double()
+    return TinyLab(params_from_torch(twin), lr=lr), twin, torch.optim.Adam(twin.parameters(), lr=lr)
+
+
+def mirror(seed: int, windows, lr: float, every: int = 100) -> dict:
+    """Train the numpy lab and its torch twin on the same windows, step for step: the largest
+    relative difference of their losses (``worst``), and the lab's loss every ``every`` steps."""
+    import torch
+    lab, twin, opt = torch_twin(seed, lr)
+    worst, losses = 0.0, []
+    for step, w in enumerate(windows, 1):
+        ours = lab.train_step(w)
+        wt = torch.from_numpy(w)
+        _, loss = twin(wt[:, :-1], wt[:, 1:])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        worst = max(worst, abs(ours - loss.item()) / loss.item())
+        if step % every == 0:
+            losses.append(ours)
+    return {"worst": worst, "losses": losses}

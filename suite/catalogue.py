@@ -13,8 +13,8 @@ from experiments.configs import ladder, shakespeare_config, sqrt_dk_config
 from experiments.cost import CostConfig
 from experiments.polish_lab import LabConfig
 from experiments.train import SHAKESPEARE_FULL, TrainConfig
-from suite.lab_scale import LabScale
-from suite.scales import CostScale, GradNormScale, Scale
+from suite.lab_scale import LabScale, MirrorScale
+from suite.scales import CostScale, GradNormScale, MemoryScale, Scale
 from suite.settings import seeds
 from suite.winograd_scale import WinogradScale
 
@@ -198,6 +198,20 @@ NORM03_MORE = GradNormScale(seeds=tuple(range(5, 25)), settings=(("real", "torch
 COST_CI = CostScale(ns=(128, 256, 512, 1024, 2048, 4096), config=CostConfig(repeats=3, warmup=1))
 
 
+# COST-09: the cores' peak memory over COST_CI's lengths, without the timings (a benchmark is
+# measured afresh; memory is recorded, suite/evidence/measured.py).
+COST_MEMORY_CI = MemoryScale(ns=COST_CI.ns, config_=COST_CI.config)
+
+# TINY-10: the numpy lab against its torch twin on the lab's own batches, at the lab's rate: five
+# seeds for 400 steps, and seed 1 for the lab's 6,400.
+MIRROR_400 = MirrorScale(seeds=(1, 2, 3, 4, 5), steps=400, lr=TINY_LAB.config.lr, name="tiny-mirror-400")
+MIRROR_6400 = MirrorScale(seeds=(1,), steps=6400, lr=TINY_LAB.config.lr, name="tiny-mirror-6400")
+
+# Measurements recorded as evidence (suite/evidence/measured.py): the fast tier reads their
+# records, --runslow measures them afresh and checks the records.
+MEASURED = (NORM03_GRADS, NORM03_MORE, COST_MEMORY_CI, MIRROR_400, MIRROR_6400)
+
+
 # The session fixture each scale is read through, by name (suite/fixtures.py).
 FIXTURES = {
     "ladder_ci": LADDER_CI, "ladder_full": LADDER_FULL, "ladder_ln_full": LADDER_LN_FULL,
@@ -208,7 +222,8 @@ FIXTURES = {
     "norm_ci": NORM_CI, "norm_rate_ci": NORM_RATE_CI, "norm_eq_ci": NORM_EQ_CI, "norm_full": NORM_FULL,
     "norm03_grads": NORM03_GRADS, "norm03_more": NORM03_MORE,
     "pos_ci": POS_CI, "pos_full": POS_FULL,
-    "cost_ci": COST_CI,
+    "cost_ci": COST_CI, "cost_memory_ci": COST_MEMORY_CI,
+    "mirror_400": MIRROR_400, "mirror_6400": MIRROR_6400,
 }
 
 

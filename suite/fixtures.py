@@ -126,8 +126,13 @@ def _evidence_provenance(request):
     yield
     args = (request.node.funcargs or {}).values()  # None when the run was interrupted
     seen = sorted({e for v in args if isinstance(v, (Runs, LabRuns, WinogradRuns)) for e in v.evidence})
+    for name in request.fixturenames:  # a measurement read from its record (``recorded``)
+        scale = catalogue.FIXTURES.get(name)
+        if scale in catalogue.MEASURED and recorded(scale, request.config) and name in (request.node.funcargs or {}):
+            from suite.evidence.measured import provenance_line
+            seen.append(provenance_line(scale))
     if seen:
-        evidence_note(request.node, "evidence recorded on " + "; ".join(seen))
+        evidence_note(request.node, "evidence recorded on " + "; ".join(sorted(set(seen))))
     if any(isinstance(v, LabRuns) for v in args):  # the lab's claims are read on another text
         evidence_note(request.node, f"measured on {LAB_TEXT}")
 
@@ -147,10 +152,13 @@ def _ci_scales_up_front(request):
 
 def recorded(scale, config) -> bool:
     """Whether a scale's runs are read from committed records, untrained: the Winograd task's and
-    the Polish lab's stated runs, in a run without --runslow (the fast tier's whole picture);
-    --runslow trains them, and the slow tier replays the records' first steps."""
+    the Polish lab's stated runs, and the measurements of catalogue.MEASURED, in a run without
+    --runslow (the fast tier's whole picture); --runslow trains or measures them afresh, and the
+    slow tier replays the records' first steps or checks the records against the fresh values."""
+    if config.getoption("--runslow"):
+        return False
     return getattr(scale, "name", None) in (catalogue.WINOGRAD.name, catalogue.TINY_LAB.name) \
-        and not config.getoption("--runslow")
+        or scale in catalogue.MEASURED
 
 
 def _runs(scale, request):
@@ -159,7 +167,9 @@ def _runs(scale, request):
     evidence; the lab's and Winograd's, trained with --runslow, else their committed records
     (``recorded``); the gradient norms' and the cost's own runs."""
     if recorded(scale, request.config):
-        from suite.evidence import lab, winograd
+        from suite.evidence import lab, measured, winograd
+        if scale in catalogue.MEASURED:
+            return measured.recorded_runs(scale)
         return {catalogue.WINOGRAD.name: winograd.stated_runs, catalogue.TINY_LAB.name: lab.stated_runs}[scale.name]()
     if not isinstance(scale, Scale):
         return scale.runs()

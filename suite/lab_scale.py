@@ -6,9 +6,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from claimcheck.progress import tracker
-from experiments.data import CorpusUnavailable
+from experiments.data import CORPORA, CorpusUnavailable
+from experiments.numpy_gpt import mirror
 from experiments.polish_lab import (
     LabConfig,
+    batches,
     best_val_test,
     ngram_scores,
     train_runs,
@@ -18,6 +20,37 @@ from experiments.polish_text import excerpts
 from experiments.runs import Job, memo_key, memo_many, n_params
 from suite.scales import train_log
 from suite.settings import no_corpus
+
+
+@dataclass(frozen=True)
+class MirrorScale:
+    """TINY-10: the numpy lab against its torch twin, step for step on the lab's own batches of
+    the main excerpt, per seed (experiments.numpy_gpt.mirror). Recorded as measured evidence
+    (suite/evidence/measured.py), so the fast tier reads it."""
+    seeds: tuple[int, ...]
+    steps: int
+    lr: float
+    name: str
+    # A fresh measurement is checked on the lab's losses only: ``worst`` is a rounding difference
+    # (1e-16 to 1e-14) that moves by tens of per cent between kernels, and the slow tier judges its
+    # own. The losses did not move under AVX2 kernels and two threads; another BLAS's summation
+    # order may move a float64 loss about as far as torch's order does from numpy's.
+    compared = ("losses",)
+    rtol = 1e-13
+    rtol_why = "float64: 3x the largest numpy-torch loss difference recorded (8.8e-15), rounded up"
+
+    def runs(self) -> dict:
+        """{"seeds", "worst": per seed, "losses": per seed, the lab's loss every 100 steps}."""
+        try:
+            ids = _excerpts(1)[0].ids("train")
+        except CorpusUnavailable as e:
+            no_corpus(e)
+        out = [mirror(s, batches(ids, s, self.steps), self.lr) for s in self.seeds]
+        return {"seeds": list(self.seeds), "worst": [o["worst"] for o in out], "losses": [o["losses"] for o in out]}
+
+    def config(self) -> dict:
+        return {"seeds": list(self.seeds), "steps": self.steps, "lr": self.lr, "excerpt": 1,
+                "corpus": CORPORA["pan-tadeusz"].sha256}
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ arm train one at a time or side by side, as one stack (``model.stack``). The sca
 document are in suite/catalogue.py; the Polish lab's and the Winograd task's kinds of scale in
 suite/lab_scale.py and suite/winograd_scale.py.
 """
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pytest
@@ -16,7 +16,7 @@ import torch
 from claimcheck.progress import tracker
 from experiments import runs as run_cache
 from experiments.configs import shakespeare_config
-from experiments.cost import CORES, CostConfig, measure
+from experiments.cost import CORES, CostConfig, measure, peak_memory
 from experiments.data import CORPORA, CorpusUnavailable, bpe_tokens
 from experiments.grad_norms import BATCH, N_LAYER, grad_norms
 from experiments.runs import Job, RunSpec, memo_key, memo_many, n_params
@@ -192,12 +192,29 @@ class GradNormScale:
                     lambda b=b, i=i: grad_norms(bpe_tokens(corpus, vocab)[0], self.seeds, b, i),
                     size * (8 if b == "mean8" else 1)) for b, i in self.settings]
 
+    # measured evidence (suite/evidence/measured.py): a forward and backward at initialisation, in
+    # float32; under AVX2 kernels and two threads against the one-thread record they moved 1.7e-7
+    rtol = 1e-6
+    rtol_why = "float32 gradients at init: 3x the 1.7e-7 they moved under AVX2 kernels and two threads, rounded up"
+
     def runs(self) -> dict:
         """(batch, init) -> grad_norms' result."""
         try:
             return dict(zip(self.settings, memo_many(self.jobs())))
         except CorpusUnavailable as e:
             no_corpus(e)
+
+    def config(self) -> dict:
+        return {"seeds": list(self.seeds), "settings": [list(s) for s in self.settings], "blocks": N_LAYER,
+                "batch": BATCH, "corpus": CORPORA["tinyshakespeare"].sha256, "vocab_size": 1024}
+
+    @staticmethod
+    def to_json(runs: dict) -> dict:
+        return {f"{b}/{i}": v for (b, i), v in runs.items()}
+
+    @staticmethod
+    def from_json(data: dict) -> dict:
+        return {tuple(k.split("/")): v for k, v in data.items()}
 
 
 # ---- the cost of attention (IT 3.12) ---------------------------------------------------------
@@ -211,3 +228,23 @@ class CostScale:
 
     def runs(self) -> dict:
         return {kind: [measure(n, kind, self.config, torch.device("cpu")) for n in self.ns] for kind in CORES}
+
+
+@dataclass(frozen=True)
+class MemoryScale:
+    """Peak memory of each attention core over sequence lengths, on the CPU, without timings
+    (COST-09): allocation sizes, the same on every machine with this torch, so it is recorded as
+    measured evidence (suite/evidence/measured.py) and the fast tier reads it."""
+    ns: tuple[int, ...]
+    config_: CostConfig
+    name: str = "cost-memory-ci"
+    rtol = 0.0
+    rtol_why = "allocation sizes: exact for a torch version (no byte moved under AVX2 kernels and two threads)"
+
+    def runs(self) -> dict:
+        """core -> [{"n", "peak_bytes"}] over ``ns`` (the rows ``CostScale`` gives, memory only)."""
+        return {kind: [{"n": n, "peak_bytes": peak_memory(n, kind, self.config_, "cpu")} for n in self.ns]
+                for kind in CORES}
+
+    def config(self) -> dict:
+        return {"ns": list(self.ns), "cores": list(CORES), **asdict(self.config_)}

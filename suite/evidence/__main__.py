@@ -6,6 +6,7 @@
     python -m suite.evidence grid CLAIM [...]          record a claim's diagnosis grid (any kind)
     python -m suite.evidence lab [POINT ...]           record the Polish lab's grid points
     python -m suite.evidence winograd [POINT ...]      record the Winograd task's grid points
+    python -m suite.evidence measured [SCALE ...]      measure and record (NORM-03, COST-09, TINY-10)
     python -m suite.evidence replay                    retrain every record's first steps
 
 An entry point: the settings are read here, before the catalogue's seeds are.
@@ -49,6 +50,8 @@ def _parser(families, recording) -> argparse.ArgumentParser:
     for kind in ("lab", "winograd"):
         k = sub.add_parser(kind, help=f"record the {kind} grid points not yet recorded (CPU)")
         k.add_argument("points", nargs="*", help="only these points (default: every one)")
+    m = sub.add_parser("measured", help="measure afresh and record catalogue.MEASURED's scales (CPU)")
+    m.add_argument("scales", nargs="*", help="only these scales (default: every one)")
     sub.add_parser("status", help="list what is recorded")
     sub.add_parser("replay", help="retrain every record's first steps; print how far they moved")
     return ap
@@ -67,6 +70,9 @@ def _pending(recording, lab, winograd) -> None:
         print(f"{'lab':<12} {s.name:<40} {arm}  (CPU: {lab.COMMAND})")
     for s, (t, k) in winograd.pending():
         print(f"{'winograd':<12} {s.name:<40} {t}/{k}  (CPU: {winograd.COMMAND})")
+    from suite.evidence import measured
+    for s in measured.pending():
+        print(f"{'measured':<12} {s.name:<40} -  (CPU: {measured.COMMAND} {s.name})")
 
 
 def _replay(families, lab, winograd) -> int:
@@ -116,6 +122,8 @@ def _main(argv) -> int:
         print(f"{'lab':<10} {len(lab.record_paths())} record(s), {len(lab.pending())} pending")
         print(f"{'winograd':<10} {len(winograd.record_paths())} (point, model) record(s), "
               f"{len(winograd.pending())} pending")
+        from suite.evidence import measured
+        print(f"{'measured':<10} {len(measured.record_paths())} record(s), {len(measured.pending())} pending")
     elif a.cmd == "replay":
         return _replay(families, lab, winograd)
     elif a.cmd == "grid":
@@ -125,6 +133,12 @@ def _main(argv) -> int:
             recording.record_pending(a.device, a.budget_s, not a.no_stack)
         else:
             _pending(recording, lab, winograd)
+    elif a.cmd == "measured":
+        from suite.evidence import measured
+        try:
+            measured.record(tuple(a.scales))
+        except KeyError as e:
+            raise SystemExit(f"error: {e.args[0]}") from None
     elif a.cmd in ("lab", "winograd"):
         {"lab": lab, "winograd": winograd}[a.cmd].record(tuple(a.points))
     else:

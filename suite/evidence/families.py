@@ -281,7 +281,7 @@ def command(family: str, point: str = "") -> str:
 
 def record_paths(explore: bool = True) -> list[Path]:
     """Every committed record: the families' own, then (``explore``) their grid points'."""
-    own = sorted(store.EVIDENCE.glob("*/*.json"))
+    own = sorted(p for p in store.EVIDENCE.glob("*/*.json") if p.parent.name in FAMILIES)  # not measured/
     grid = sorted(p for p in store.EVIDENCE.glob("*/explore/*/*.json")  # the Winograd task's are its own
                   if p.relative_to(store.EVIDENCE).parts[0] in FAMILIES)  # (suite/evidence/winograd.py)
     return own + (grid if explore else [])

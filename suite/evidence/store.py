@@ -1,11 +1,13 @@
 """The evidence store: what every kind of record shares, written once.
 
 A record is a small JSON file under ``fixtures/evidence/``: a run's (or a set of runs') results,
-the configuration that made them, its first training losses, and its provenance. Three kinds plug
+the configuration that made them, its first training losses, and its provenance. Four kinds plug
 in, each with its own schema and paths: the Shakespeare families (suite/evidence/families.py), the
-Polish lab's grid points (lab.py) and the Winograd task's (winograd.py). Each kind offers the same
-functions: ``record_paths``, ``problems``, ``pending``, ``replay_movement``, and a ``COMMAND`` that
-records what is missing; ``python -m suite.evidence`` is their one command line.
+Polish lab's grid points (lab.py), the Winograd task's (winograd.py), and measurements that train
+nothing a verdict needs retrained (measured.py). Each kind offers the same functions:
+``record_paths``, ``problems``, ``pending``, and a ``COMMAND`` that records what is missing; the
+trained kinds replay a record's first steps (``replay_movement``), a measurement is measured
+afresh whole (``measured.stale``). ``python -m suite.evidence`` is their one command line.
 
 Here: where records live, reading one (a broken file is one line naming the file and the field),
 writing one atomically, the provenance every record carries, and the replay's tolerances.
