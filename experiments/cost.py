@@ -101,22 +101,25 @@ def peak_bytes(fn, device) -> int:
     return best
 
 
+def _layer(n: int, cfg: CostConfig, device, seed: int):
+    """(the layer, an input of length ``n``), drawn after ``torch.manual_seed(seed)``."""
+    torch.manual_seed(seed)
+    layer = Layer(cfg).to(device)
+    return layer, torch.randn(cfg.batch, n, cfg.d_model, device=device)  # (B, n, d)
+
+
 @torch.no_grad()
 def peak_memory(n: int, kind="naive", cfg=CostConfig(), device="cpu", seed=0) -> int:
     """Peak bytes of one forward of the layer at length ``n`` (no timing: COST-09's measurement)."""
     device = torch.device(device)
-    torch.manual_seed(seed)
-    layer = Layer(cfg).to(device)
-    x = torch.randn(cfg.batch, n, cfg.d_model, device=device)
+    layer, x = _layer(n, cfg, device, seed)
     return peak_bytes(lambda: layer(x, kind), device)
 
 
 @torch.no_grad()
 def measure(n: int, kind="naive", cfg=CostConfig(), device="cpu", seed=0) -> dict:
     device = torch.device(device)
-    torch.manual_seed(seed)
-    layer = Layer(cfg).to(device)
-    x = torch.randn(cfg.batch, n, cfg.d_model, device=device)
+    layer, x = _layer(n, cfg, device, seed)
     q, k, v = layer.project(x)
     y = layer.core(q, k, v, kind)
     reps = dict(device=device, repeats=cfg.repeats, warmup=cfg.warmup)
