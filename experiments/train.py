@@ -183,19 +183,22 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
     if cfg.trace_every and cfg.attention_stats:
         for m in range(M):
             traces[m]["attention"] = [attention(m)]  # at initialisation, step 0
-    sums = {"running": torch.zeros(M, dtype=torch.float64), "traced": torch.zeros(M, dtype=torch.float64)}
+    # the losses are summed where they are computed and read back only where a value is kept
+    # (the first steps, a trace, a log line, a checkpoint): no host sync on the other steps
+    sums = {k: torch.zeros(M, dtype=torch.float64, device=device) for k in ("running", "traced")}
     first = []
 
     def record(step, loss):
-        loss = loss.double().cpu()
-        if step <= FIRST_LOSSES:
-            first.append(loss.tolist())
+        loss = loss.double()  # (M,), on the device
         for k in sums:
             sums[k] += loss
+        if step <= FIRST_LOSSES:
+            first.append(loss.tolist())
         if cfg.trace_every and step % cfg.trace_every == 0:
+            traced = sums["traced"].tolist()
             for m in range(M):
                 traces[m]["step"].append(step)
-                traces[m]["loss"].append(sums["traced"][m].item() / cfg.trace_every)
+                traces[m]["loss"].append(traced[m] / cfg.trace_every)
                 if cfg.attention_stats:
                     traces[m]["attention"].append(attention(m))
             sums["traced"].zero_()
@@ -204,9 +207,10 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
         if step in checkpoints:
             since = step - (curves[0]["step"][-1] if curves[0]["step"] else 0)
             ppl = {k: perplexities(stack, *evals[k]) for k in ("train", "val")}
+            running = sums["running"].tolist()
             for m, c in enumerate(curves):
                 c["step"].append(step)
-                c["loss"].append(sums["running"][m].item() / since)
+                c["loss"].append(running[m] / since)
                 c["train_ppl"].append(ppl["train"][m])
                 c["val_ppl"].append(ppl["val"][m])
             sums["running"].zero_()

@@ -239,6 +239,30 @@ def test_a_run_evaluated_more_often_is_the_same_run_bit_for_bit():
             b["first_losses"], b["trace"], b["val_ppl"], b["train_ppl"])
 
 
+def test_train_reads_the_losses_back_only_where_it_keeps_a_value(monkeypatch):
+    """No host sync per step (issue 44): the losses are summed on the device, and read back at the
+    first FIRST_LOSSES steps, a trace, a log line and a checkpoint only. Counted as the host reads
+    (``tolist``, ``item``, ``cpu``) of a 1-D float64 tensor: the losses' dtype, not the model's."""
+    reads = []
+
+    def counting(name):
+        real = getattr(torch.Tensor, name)
+
+        def read(t, *a, **k):
+            if t.dtype == torch.float64 and t.dim() == 1:
+                reads.append(name)
+            return real(t, *a, **k)
+        return read
+
+    for name in ("tolist", "item", "cpu"):
+        monkeypatch.setattr(torch.Tensor, name, counting(name))
+    steps = FIRST_LOSSES + 30  # then 30 steps: one trace at 40, one log line at 45, checkpoints at 25 and 50
+    cfg = TrainConfig(steps=steps, batch_size=B, lr=LR, eval_every=25, trace_every=40, log_every=45)
+    train(TINY, cfg, TR, VA, seeds=(SEED, SEED + 1), log=lambda *_: None)
+    # per checkpoint: the summed loss, and the two splits' perplexities
+    assert reads == ["tolist"] * (FIRST_LOSSES + 1 + 1 + 2 * 3)
+
+
 def test_train_and_replay_read_any_integer_token_array():
     """int32 ids (torch's cross-entropy refuses them as targets) train as the int64 ones do;
     and a trace without attention statistics carries no attention entry."""
