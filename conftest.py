@@ -56,8 +56,11 @@ def pytest_claimcheck_tier(item, tier):
     CPU), a gpu-tier test that never asks for a device only judges committed evidence
     (fixtures/evidence/): milliseconds, so it runs in the fast tier, and ``pytest -m fast``
     shows the full-scale verdicts too. It still measures at the full scale. Likewise, without
-    --runslow, a slow-tier test whose only trained runs are the Winograd task's or the Polish
-    lab's reads their committed records (suite/fixtures.py ``recorded``), in the fast tier."""
+    --runslow, a slow-tier test whose every catalogue scale is read from committed records (the
+    Winograd task's and the Polish lab's stated runs, catalogue.MEASURED's measurements: suite/
+    fixtures.py ``recorded``) runs in the fast tier. Only the catalogue fixtures a test names (or
+    its fixtures name) are seen: a test that also trains through ``ensure_runs``, or fetches a
+    trained scale with getfixturevalue, must name that scale too, or it would be moved."""
     if tier == "gpu" and "device" not in item.fixturenames:
         from suite.scales import evidence_mode
         if evidence_mode():

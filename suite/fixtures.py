@@ -126,11 +126,11 @@ def _evidence_provenance(request):
     yield
     args = (request.node.funcargs or {}).values()  # None when the run was interrupted
     seen = sorted({e for v in args if isinstance(v, (Runs, LabRuns, WinogradRuns)) for e in v.evidence})
-    for name in request.fixturenames:  # a measurement read from its record (``recorded``)
-        scale = catalogue.FIXTURES.get(name)
-        if scale in catalogue.MEASURED and recorded(scale, request.config) and name in (request.node.funcargs or {}):
+    for name in request.fixturenames:  # a measurement read from its record (``recorded``), asked
+        scale = catalogue.FIXTURES.get(name)  # for by argument or by getfixturevalue
+        if _measured(scale) and recorded(scale, request.config):
             from suite.evidence.measured import provenance_line
-            seen.append(provenance_line(scale))
+            seen += [line] if (line := provenance_line(scale)) else []
     if seen:
         evidence_note(request.node, "evidence recorded on " + "; ".join(sorted(set(seen))))
     if any(isinstance(v, LabRuns) for v in args):  # the lab's claims are read on another text
@@ -150,6 +150,10 @@ def _ci_scales_up_front(request):
     train_up_front([s for s in catalogue.ci_scales(needed) if not recorded(s, request.config)])
 
 
+def _measured(scale) -> bool:
+    return any(scale is m for m in catalogue.MEASURED)
+
+
 def recorded(scale, config) -> bool:
     """Whether a scale's runs are read from committed records, untrained: the Winograd task's and
     the Polish lab's stated runs, and the measurements of catalogue.MEASURED, in a run without
@@ -158,7 +162,7 @@ def recorded(scale, config) -> bool:
     if config.getoption("--runslow"):
         return False
     return getattr(scale, "name", None) in (catalogue.WINOGRAD.name, catalogue.TINY_LAB.name) \
-        or scale in catalogue.MEASURED
+        or _measured(scale)
 
 
 def _runs(scale, request):
@@ -168,7 +172,7 @@ def _runs(scale, request):
     (``recorded``); the gradient norms' and the cost's own runs."""
     if recorded(scale, request.config):
         from suite.evidence import lab, measured, winograd
-        if scale in catalogue.MEASURED:
+        if _measured(scale):
             return measured.recorded_runs(scale)
         return {catalogue.WINOGRAD.name: winograd.stated_runs, catalogue.TINY_LAB.name: lab.stated_runs}[scale.name]()
     if not isinstance(scale, Scale):

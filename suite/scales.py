@@ -18,7 +18,7 @@ from experiments import runs as run_cache
 from experiments.configs import shakespeare_config
 from experiments.cost import CORES, CostConfig, measure, peak_memory
 from experiments.data import CORPORA, CorpusUnavailable, bpe_tokens
-from experiments.grad_norms import BATCH, N_LAYER, grad_norms
+from experiments.grad_norms import BATCH, N_LAYER, REDUCTIONS, grad_norms
 from experiments.runs import Job, RunSpec, memo_key, memo_many, n_params
 from experiments.train import TrainConfig
 from suite import settings
@@ -204,9 +204,32 @@ class GradNormScale:
         except CorpusUnavailable as e:
             no_corpus(e)
 
+    def measure(self) -> dict:
+        """``runs()``, computed here and now (never read from the run cache)."""
+        try:
+            return dict(zip(self.settings, (job.compute() for job in self.jobs())))
+        except CorpusUnavailable as e:
+            no_corpus(e)
+
     def config(self) -> dict:
         return {"seeds": list(self.seeds), "settings": [list(s) for s in self.settings], "blocks": N_LAYER,
                 "batch": BATCH, "corpus": CORPORA["tinyshakespeare"].sha256, "vocab_size": 1024}
+
+    def shape_problem(self, result: dict) -> str:
+        """'' when ``result`` (``to_json``'s) holds, per setting, reduction and norm, one list of
+        N_LAYER block norms per seed."""
+        if sorted(result) != sorted(self.to_json(dict.fromkeys(self.settings))):
+            return f"one key per (batch, init) setting expected, {sorted(self.to_json(dict.fromkeys(self.settings)))}"
+        for key, by_reduction in result.items():
+            if not isinstance(by_reduction, dict) or sorted(by_reduction) != sorted(REDUCTIONS):
+                return f"{key}: one entry per reduction expected, {sorted(REDUCTIONS)}"
+            for r, by_norm in by_reduction.items():
+                ok = isinstance(by_norm, dict) and sorted(by_norm) == ["post", "pre"] and all(
+                    isinstance(v, list) and len(v) == len(self.seeds)
+                    and all(isinstance(b, list) and len(b) == N_LAYER for b in v) for v in by_norm.values())
+                if not ok:
+                    return f"{key}.{r}: pre and post, each {len(self.seeds)} seeds of {N_LAYER} block norms, expected"
+        return ""
 
     @staticmethod
     def to_json(runs: dict) -> dict:
@@ -246,5 +269,18 @@ class MemoryScale:
         return {kind: [{"n": n, "peak_bytes": peak_memory(n, kind, self.config_, "cpu")} for n in self.ns]
                 for kind in CORES}
 
+    measure = runs  # nothing cached
+
     def config(self) -> dict:
-        return {"ns": list(self.ns), "cores": list(CORES), **asdict(self.config_)}
+        """What sets the allocations (the timing's repeats and warmup do not)."""
+        shape = {k: v for k, v in asdict(self.config_).items() if k not in ("repeats", "warmup")}
+        return {"ns": list(self.ns), "cores": list(CORES), **shape}
+
+    def shape_problem(self, result: dict) -> str:
+        """'' when ``result`` holds, per core, one positive integer of bytes per length of ``ns``."""
+        for kind in CORES:
+            rows = result.get(kind)
+            if not (isinstance(rows, list) and [r.get("n") if isinstance(r, dict) else None for r in rows] == list(self.ns)
+                    and all(isinstance(r.get("peak_bytes"), int) and r["peak_bytes"] > 0 for r in rows)):
+                return f"{kind}: one row per length {list(self.ns)}, each a positive integer peak_bytes, expected"
+        return "" if sorted(result) == sorted(CORES) else f"one entry per core expected, {list(CORES)}"

@@ -42,6 +42,8 @@ def _sound() -> dict:
     (lambda r: r.update(result={}), "result"),
     (lambda r: r["result"]["naive"][0].update(peak_bytes=float("nan")), "result.naive[0].peak_bytes"),
     (lambda r: r["result"]["tiled"][1].update(peak_bytes=None), "result.tiled[1].peak_bytes"),
+    (lambda r: r["result"]["naive"].pop(), "result: naive"),
+    (lambda r: r["result"]["tiled"][2].update(n=513), "result: tiled"),
     (lambda r: r["provenance"].pop("commit"), "provenance.commit"),
 ])
 def test_a_tampered_record_breaks_the_schema_naming_its_field(edit, field):
@@ -49,6 +51,24 @@ def test_a_tampered_record_breaks_the_schema_naming_its_field(edit, field):
     edit(rec)
     found = measured.problems(rec)
     assert found and any(p.startswith(field) for p in found), found
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("scale, edit, says", [
+    (catalogue.MIRROR_400, lambda r: r["worst"].pop(), "per seed, one worst and 4 losses"),
+    (catalogue.MIRROR_6400, lambda r: r["losses"][0].pop(), "per seed, one worst and 64 losses"),
+    (catalogue.MIRROR_400, lambda r: r.update(seeds=[1, 2]), "seeds [1, 2, 3, 4, 5] expected"),
+    (catalogue.NORM03_MORE, lambda r: r["real/torch"]["block"]["pre"].pop(), "real/torch.block: pre and post, each 20 seeds"),
+    (catalogue.NORM03_GRADS, lambda r: r["real/torch"]["mlp"]["post"][0].pop(), "real/torch.mlp: pre and post"),
+    (catalogue.NORM03_GRADS, lambda r: r.pop("mean8/torch"), "one key per (batch, init) setting"),
+])
+def test_a_result_of_the_wrong_shape_names_what_each_seed_should_hold(scale, edit, says):
+    """A record with a seed too few would be judged on fewer seeds without a word (the rules zip
+    seeds with values): its schema names the shape instead."""
+    result = json.loads(measured.path(scale).read_text())["result"]
+    assert scale.shape_problem(result) == ""
+    edit(result)
+    assert says in scale.shape_problem(result)
 
 
 @pytest.mark.fast
@@ -75,6 +95,9 @@ def test_movement_is_the_largest_relative_difference_and_names_a_change_in_kind(
     assert measured.movement(a, b)[1] == ["result.ok: True against False"]
     b["losses"][0].append(1.0)
     assert measured.movement(a, b)[1] == ["result.losses[0][2]: in one only"]
+    for bad in (float("nan"), float("inf")):  # max() would keep 0 over a NaN: named, never agreeing
+        worst, other = measured.movement({"x": bad}, {"x": 1.0})
+        assert other == [f"result.x: {bad!r} against 1.0"]
 
 
 @pytest.mark.fast

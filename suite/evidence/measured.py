@@ -7,8 +7,10 @@ scale, so that ``pytest -m fast`` judges them too (issue 42: the fast report is 
 
 The scales are suite/catalogue.py's ``MEASURED``: NORM-03's gradient norms at initialisation,
 COST-09's peak memory, TINY-10's numpy lab against its torch twin. Each offers ``name``,
-``runs()``, ``config()`` (what determines the result), ``rtol`` and ``rtol_why`` (how far a fresh
-measurement may move from its record, and why), and, where needed, ``compared`` (the result's
+``runs()`` (what a test reads), ``measure()`` (the same, never from the run cache), ``config()``
+(what determines the result), ``shape_problem(result)`` (one value per seed, size, ...), ``rtol``
+and ``rtol_why`` (how far a fresh measurement may move from its record, and why), and, where
+needed, ``compared`` (the result's
 keys a fresh measurement is checked on) and ``to_json`` / ``from_json`` (``runs()`` not plain
 JSON). Records are made with one thread, as each xdist worker of the slow tier runs.
 
@@ -58,7 +60,7 @@ def record(names=(), log=print) -> list:
     written = []
     for scale in todo:
         start = time.perf_counter()
-        result = as_json(scale, scale.runs())
+        result = as_json(scale, scale.measure())  # never the run cache: the provenance is this run's
         rec = {"family": FAMILY, "scale": scale.name, "config": scale.config(), "result": result,
                "provenance": store.provenance("cpu", time.perf_counter() - start)}
         store.write(path(scale), rec)
@@ -103,6 +105,8 @@ def problems(rec) -> list[str]:
             out.append(f"{where}: a finite number expected, got {leaf!r}")
         elif leaf is None:
             out.append(f"{where}: a value expected, got null")
+    if not out and (shape := scale.shape_problem(rec["result"])):  # one value per seed, size, ...
+        out.append(f"result: {shape}")
     return out + store.provenance_problems(rec.get("provenance"))
 
 
@@ -124,10 +128,14 @@ def recorded_runs(scale):
     return getattr(scale, "from_json", lambda r: r)(rec["result"])
 
 
-def provenance_line(scale) -> str:
-    """Where and when the record was measured, for the verdict's details."""
-    p = load(scale)["provenance"]
-    return f"{p['device_name']}, {p['date'][:10]}"
+def provenance_line(scale) -> str | None:
+    """Where and when the record was measured, for the verdict's details; None without a sound
+    record (the test that read it has already said so)."""
+    try:
+        rec = load(scale)
+    except store.InvalidRecord:
+        return None
+    return rec and f"{rec['provenance']['device_name']}, {rec['provenance']['date'][:10]}"
 
 
 # ---- a fresh measurement against its record ---------------------------------------------------
@@ -144,6 +152,8 @@ def movement(fresh, recorded) -> tuple[float, list[str]]:
         if isinstance(x, bool) or isinstance(y, bool) or isinstance(x, str) or isinstance(y, str):
             if x != y:
                 other.append(f"{k}: {x!r} against {y!r}")
+        elif not (math.isfinite(x) and math.isfinite(y)):  # max() would drop a NaN: a change in kind
+            other.append(f"{k}: {x!r} against {y!r}")
         elif x != y:
             worst = max(worst, abs(x - y) / max(abs(x), abs(y)))
     return worst, other
