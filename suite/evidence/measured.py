@@ -10,9 +10,9 @@ COST-09's peak memory, TINY-10's numpy lab against its torch twin. Each offers `
 ``runs()`` (what a test reads), ``measure()`` (the same, never from the run cache), ``config()``
 (what determines the result), ``shape_problem(result)`` (one value per seed, size, ...), ``rtol``
 and ``rtol_why`` (how far a fresh measurement may move from its record, and why), and, where
-needed, ``compared`` (the result's
-keys a fresh measurement is checked on) and ``to_json`` / ``from_json`` (``runs()`` not plain
-JSON). Records are made with one thread, as each xdist worker of the slow tier runs.
+needed, ``compared`` (the result's keys a fresh measurement is checked on) and ``to_json`` /
+``from_json`` (``runs()`` not plain JSON). Records are made with one thread, as each xdist
+worker of the slow tier runs.
 
 Without --runslow a test reads the record (suite/fixtures.py ``recorded``); with it, the test
 measures afresh and tests/test_evidence_measured.py checks the fresh value against the record.
