@@ -173,8 +173,9 @@ def test_tiled_attention_never_holds_more_than_one_tile_of_scores(claim_record):
 
 # ---- measured scaling: CPU (slow) and CUDA (gpu) --------------------------------------------
 
-from experiments.cost import CostConfig, measure, slope, table  # noqa: E402
-from suite.rules import TOST_LEVEL, inside  # noqa: E402
+from claimcheck import undecided  # noqa: E402
+from experiments.cost import PARTS, CostConfig, measure, peak_memory, scaling, slope, table  # noqa: E402
+from suite.rules import TOST_LEVEL, inside, judge, within  # noqa: E402
 from suite.catalogue import COST_CI  # noqa: E402
 
 CPU_NS = COST_CI.ns
@@ -275,6 +276,11 @@ def test_time_grows_as_n_squared(timings, claim_record):
     pytest.skip(BENCHMARK)
 
 
+# COST-06's "Lineare": the exponent rounds to 1, as the word table reads "N volte" as a ratio that
+# rounds to N (docs/reference/statistics.md). The chapter's own timings pass: its x10 for x8 fits
+# 1.10, 90 % interval [0.94, 1.26] (test_the_chapters_own_timings_pass_the_gpu_rules).
+LINEAR = (0.5, 1.5)
+
 # COST-05's time half: "converges exactly to 4" read at the last doubling, as close to 4 as the
 # chapter's own last time ratio is (8192 / 4096: 3.69, 0.31 below 4)
 TIME_X4 = (4 - 0.31, 4 + 0.31)
@@ -300,11 +306,43 @@ def test_the_projections_grow_linearly(timings, claim_record):
     ns = CPU_NS[-4:]
     p, lo, hi = exponent_ci(ns, [timings[n][1] for n in ns])
     claim_record("COST-06", round(p, 3), expected="≈1 (×10 for ×8)",
-                 tolerance=f"reported (a benchmark on a CPU): 90 % interval [{lo:.2f}, {hi:.2f}] against [0.8, 1.25]",
+                 tolerance=f"reported (a benchmark on a CPU): 90 % interval [{lo:.2f}, {hi:.2f}] against {list(LINEAR)}",
                  label="projection time exponent, last four sizes (CPU, torch.utils.benchmark, fastest block)")
     print(f"COST-06 projection exponent {p:.2f}, 90 % interval [{lo:.2f}, {hi:.2f}], "
-          f"{'inside' if inside(lo, hi, (0.8, 1.25)) else 'not inside'} [0.8, 1.25]")
+          f"{'inside' if inside(lo, hi, LINEAR) else 'not inside'} {list(LINEAR)}")
     pytest.skip(BENCHMARK)
+
+
+# The gpu tier's rules judge a card's timings; the chapter's laptop-GPU table must pass them, or a
+# rule would refute the chapter's own measurement.
+
+@pytest.mark.fast
+@pytest.mark.claim("COST-04")
+def test_the_chapters_own_time_exponent_passes_the_gpu_rule(claim_record):
+    t, lo, hi = exponent_ci(DOC_NS, [TABLE[n][0] for n in DOC_NS])
+    claim_record("COST-04", [round(t, 3), round(lo, 3), round(hi, 3)], expected=1.91,
+                 tolerance=f"equivalence: 90 % interval inside {list(TIME_BAND)} (TOST)",
+                 label="the chapter's table through the gpu tier's rule: time exponent and interval")
+    assert inside(lo, hi, TIME_BAND)
+
+
+@pytest.mark.fast
+@pytest.mark.claim("COST-05")
+def test_the_chapters_own_time_ratio_passes_the_gpu_rule(claim_record):
+    x4 = claim_record("COST-05", round(TABLE[8192][0] / TABLE[4096][0], 3), expected=3.69,
+                      tolerance=f"exact: {list(TIME_X4)}",
+                      label="the chapter's table through the gpu tier's rule: time ratio 4096 -> 8192")
+    assert TIME_X4[0] <= x4 <= TIME_X4[1]
+
+
+@pytest.mark.fast
+@pytest.mark.claim("COST-06")
+def test_the_chapters_own_projection_exponent_passes_the_gpu_rule(claim_record):
+    p, lo, hi = exponent_ci(DOC_NS, [TABLE[n][1] for n in DOC_NS])
+    claim_record("COST-06", [round(p, 3), round(lo, 3), round(hi, 3)], expected="≈1 (×10 for ×8)",
+                 tolerance=f"equivalence: 90 % interval inside {list(LINEAR)} (TOST)",
+                 label="the chapter's table through the gpu tier's rule: projection exponent and interval")
+    assert inside(lo, hi, LINEAR)
 
 
 @pytest.mark.slow
@@ -335,59 +373,109 @@ def _draw_cost(rows):
     return draw
 
 
+# ---- the document's configuration on a CUDA card (gpu tier) ------------------------------------
+
+DOC_NS = (1024, 2048, 4096, 8192)  # the chapter's last four rows: its fits and its 4.0 -> 40.1 ms
+
+# A call this short is mostly kernel launches: on an H200 the projections at 1,024 tokens and batch
+# 1 fitted an exponent of 0.40 (issue 44). A launch costs microseconds and a call makes a few dozen,
+# so at 2 ms they are a few percent of the shortest point, and bend an 8x span's exponent by about
+# log(1.03) / log(8) = 0.015. The batch grows until the shortest call takes this long; a batch is
+# more sequences of the document's layer, so the exponent over n is the document's.
+MIN_CALL_MS = 2.0
+
+
 @pytest.fixture(scope="module")
-def cuda_cost(device):
-    """The naive layer's time and peak memory at 1,024-16,384 tokens on a CUDA card with room for
-    the uncapped run: measured once, read by each claim's own test."""
+def cuda_card(device):
+    """The card's memory in bytes. The time claims are judged where the chapter measured them, on a
+    GPU; a CPU timing is a benchmark (above)."""
     if device.type != "cuda":
-        pytest.skip("the out-of-memory point is a property of a CUDA card")
-    total = torch.cuda.get_device_properties(device).total_memory
-    if total < 20 * 2**30:  # the uncapped naive layer at 16,384 tokens needs about 16.5 GiB
-        pytest.skip(f"{torch.cuda.get_device_name(device)} has {total / 2**30:.0f} GiB; the uncapped run needs 20")
-    ns = (1024, 2048, 4096, 8192, 16384)
-    return ns, [measure(n, "naive", CostConfig(), device) for n in ns], total
+        pytest.skip("the time claims are judged on a CUDA card, like the chapter's laptop GPU")
+    return torch.cuda.get_device_properties(device).total_memory
+
+
+@pytest.fixture(scope="module")
+def cuda_scaling(cuda_card, device):
+    """Per part (the whole layer, its projections): ms per call over DOC_NS at one batch, grown to
+    MIN_CALL_MS within half the card (experiments.cost.scaling)."""
+    return {part: scaling(DOC_NS, part, "naive", CostConfig(), device, min_ms=MIN_CALL_MS, memory=cuda_card // 2)
+            for part in PARTS}
+
+
+@pytest.fixture(scope="module")
+def cuda_memory(cuda_card, device):
+    """Peak bytes of one forward at batch 1, the chapter's, over DOC_NS: no timing in the same call."""
+    return [peak_memory(n, "naive", CostConfig(), device) for n in DOC_NS]
+
+
+def _timed(claim_id, rows, claim_record):
+    """Record the batch the part was timed at; undecided when even the largest batch that fits
+    keeps the shortest call under MIN_CALL_MS (launches, not arithmetic, would set the exponent)."""
+    claim_record(claim_id, {"batch": rows["batch"], "ms": [round(x, 3) for x in rows["ms"]]},
+                 label=f"timed at batch {rows['batch']}, grown until the call at {rows['ns'][0]} tokens "
+                       f"takes {MIN_CALL_MS} ms (CUDA)")
+    if not rows["reached"]:
+        undecided(f"{claim_id}: the shortest call takes {rows['ms'][0]:.3f} ms at batch {rows['batch']}, the "
+                  f"most that fits half the card; under {MIN_CALL_MS} ms launches set its time")
+    return rows["ms"]
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("COST-04")
-def test_on_cuda_time_and_memory_grow_as_n_squared(cuda_cost, claim_record):
-    ns, rows, _ = cuda_cost
-    m, _ = slope(ns[-4:], [r["peak_bytes"] for r in rows[-4:]])
-    claim_record("COST-04", round(m, 3), expected=1.87, tolerance="exact: [1.8, 2.05]", label="memory exponent (CUDA)")
-    t, t_lo, t_hi = exponent_ci(ns[-4:], [r["ms_total"] for r in rows[-4:]])
-    claim_record("COST-04", round(t, 3), expected=1.91, tolerance=f"equivalence: 90 % interval [{t_lo:.2f}, {t_hi:.2f}] inside "
-                 f"{list(TIME_BAND)} (TOST)", label="time exponent, last four sizes (CUDA)")
-    assert 1.8 <= m <= 2.05 and inside(t_lo, t_hi, TIME_BAND)
+def test_on_cuda_memory_grows_as_n_squared(cuda_memory, claim_record):
+    m, _ = slope(DOC_NS, cuda_memory)
+    claim_record("COST-04", round(m, 3), expected=1.87, tolerance="exact: [1.8, 2.05]",
+                 label="memory exponent, the chapter's last four sizes, batch 1 (CUDA)")
+    assert 1.8 <= m <= 2.05  # allocator bytes: the same on every run
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("COST-04")
+def test_on_cuda_time_grows_as_n_squared(cuda_scaling, claim_record):
+    ms = _timed("COST-04", cuda_scaling["total"], claim_record)
+    t, lo, hi = exponent_ci(DOC_NS, ms)
+    claim_record("COST-04", round(t, 3), expected=1.91, tolerance=f"equivalence: 90 % interval [{lo:.2f}, {hi:.2f}] "
+                 f"inside {list(TIME_BAND)} (TOST)", label="time exponent, the chapter's last four sizes (CUDA)")
+    judge("COST-04", within(lo, hi, TIME_BAND), f"time exponent {t:.2f} [{lo:.2f}, {hi:.2f}] against {list(TIME_BAND)}")
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("COST-05")
-def test_on_cuda_doubling_n_multiplies_the_time_by_about_4(cuda_cost, claim_record):
-    _, rows, _ = cuda_cost
-    x4 = claim_record("COST-05", round(rows[3]["ms_total"] / rows[2]["ms_total"], 3), expected=3.69,
-                      tolerance=f"exact: {list(TIME_X4)}", label="time ratio 4096 -> 8192 (CUDA)")
+def test_on_cuda_doubling_n_multiplies_the_time_by_about_4(cuda_scaling, claim_record):
+    ms = _timed("COST-05", cuda_scaling["total"], claim_record)
+    x4 = claim_record("COST-05", round(ms[-1] / ms[-2], 3), expected=3.69, tolerance=f"exact: {list(TIME_X4)}",
+                      label=f"time ratio {DOC_NS[-2]} -> {DOC_NS[-1]} (CUDA)")
     assert TIME_X4[0] <= x4 <= TIME_X4[1]
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("COST-06")
-def test_on_cuda_the_projections_grow_linearly(cuda_cost, claim_record):
-    ns, rows, _ = cuda_cost
-    p, p_lo, p_hi = exponent_ci(ns[:4], [r["ms_projections"] for r in rows[:4]])
-    claim_record("COST-06", round(p, 3), expected="≈1 (×10 for ×8)", tolerance=f"equivalence: 90 % interval [{p_lo:.2f}, "
-                 f"{p_hi:.2f}] inside [0.8, 1.25] (TOST)", label="projection time exponent, 1024 -> 8192 (CUDA)")
-    assert inside(p_lo, p_hi, (0.8, 1.25))
+def test_on_cuda_the_projections_grow_linearly(cuda_scaling, claim_record):
+    ms = _timed("COST-06", cuda_scaling["projections"], claim_record)
+    p, lo, hi = exponent_ci(DOC_NS, ms)
+    claim_record("COST-06", round(p, 3), expected="≈1 (×10 for ×8)", tolerance=f"equivalence: 90 % interval "
+                 f"[{lo:.2f}, {hi:.2f}] inside {list(LINEAR)} (TOST)", label="projection time exponent, 1024 -> 8192 (CUDA)")
+    judge("COST-06", within(lo, hi, LINEAR), f"projection exponent {p:.2f} [{lo:.2f}, {hi:.2f}] against {list(LINEAR)}")
+
+
+@pytest.fixture(scope="module")
+def cuda_cost(cuda_card, device):
+    """The naive layer's peak memory at 16,384 tokens, batch 1, on a card with room for the uncapped
+    run: COST-07's wall."""
+    if cuda_card < 20 * 2**30:  # the uncapped naive layer at 16,384 tokens needs about 16.5 GiB
+        pytest.skip(f"{torch.cuda.get_device_name(device)} has {cuda_card / 2**30:.0f} GiB; the uncapped run needs 20")
+    return peak_memory(16384, "naive", CostConfig(), device), cuda_card
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("COST-07")
 def test_on_cuda_the_scores_hit_the_memory_wall_where_the_arithmetic_says(cuda_cost, device, claim_record):
-    _, rows, total = cuda_cost
+    peak, total = cuda_cost
     predicted = 2 * 8 * 16384**2 * 4  # scores and weights live at once
-    claim_record("COST-07", rows[-1]["peak_bytes"] / 2**30, expected=8,
+    claim_record("COST-07", peak / 2**30, expected=8,
                  tolerance="exact: within 10 % of 16 GiB: the document's 8 GiB of scores, and as much of weights",
                  label=f"peak GiB at 16,384 tokens on {torch.cuda.get_device_name(device)}")
-    assert rows[-1]["peak_bytes"] == pytest.approx(predicted, rel=0.10)
+    assert peak == pytest.approx(predicted, rel=0.10)
     # an 8 GB card: cap this process at 8e9 bytes and the naive layer cannot run; the tiled one can.
     # The caching allocator still holds the uncapped run's blocks: release them before the cap.
     torch.cuda.empty_cache()

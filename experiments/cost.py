@@ -10,7 +10,7 @@ the core. Peak memory comes from the allocator: ``torch.profiler`` memory events
 """
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 import torch.nn.functional as F
@@ -131,6 +131,67 @@ def measure(n: int, kind="naive", cfg=CostConfig(), device="cpu", seed=0) -> dic
         "peak_bytes": peak_bytes(lambda: layer(x, kind), device),
         "score_bytes": cfg.batch * cfg.n_head * n * n * 4,
     }
+
+
+PARTS = ("total", "projections")
+
+
+def _part(layer, x, part: str, kind: str):
+    """``fn()`` running one part of the layer on ``x``: the whole layer, or its projections
+    (q, k, v and W_o). The projections' W_o reads a random core output: its values cost nothing
+    more, and the naive core at a grown batch would need its n x n scores for nothing."""
+    if part == "total":
+        return lambda: layer(x, kind)
+    if part == "projections":
+        B, n, d = x.shape
+        h = layer.cfg.n_head
+        y = torch.randn(B, h, n, d // h, device=x.device)  # (B, nh, n, hs)
+        return lambda: (layer.project(x), layer.out(y))
+    raise ValueError(f"unknown part {part!r}; choose one of {PARTS}")
+
+
+@torch.no_grad()
+def part_ms(n: int, part: str, kind="naive", cfg=CostConfig(), device="cpu", seed=0) -> float:
+    """Median ms of one call of ``part`` at length ``n`` and the config's batch."""
+    device = torch.device(device)
+    layer, x = _layer(n, cfg, device, seed)
+    return _median_ms(_part(layer, x, part, kind), device, cfg.repeats, cfg.warmup)
+
+
+@torch.no_grad()
+def part_peak(n: int, part: str, kind="naive", cfg=CostConfig(), device="cpu", seed=0) -> int:
+    """Peak bytes of one call of ``part`` at length ``n``, with its input and the layer."""
+    device = torch.device(device)
+    layer, x = _layer(n, cfg, device, seed)
+    fn = _part(layer, x, part, kind)
+    return peak_bytes(fn, device) + x.numel() * x.element_size()
+
+
+def grown_batch(ms_at, min_ms: float, max_batch: int) -> tuple[int, float]:
+    """The smallest power of two ``b <= max_batch`` at which one call takes ``ms_at(b) >= min_ms``,
+    and that call's ms; ``max_batch`` (or the largest power of two under it) and its ms when none
+    does. A call shorter than ``min_ms`` is partly kernel launches, not arithmetic."""
+    if max_batch < 1:
+        raise ValueError(f"max_batch is {max_batch}: not even one sequence fits the memory given")
+    b, ms = 1, ms_at(1)
+    while ms < min_ms and 2 * b <= max_batch:
+        b *= 2
+        ms = ms_at(b)
+    return b, ms
+
+
+def scaling(ns, part: str, kind="naive", cfg=CostConfig(), device="cpu", *, min_ms: float,
+            memory: int) -> dict:
+    """Ms per call of ``part`` at each length in ``ns``, at one batch grown until the shortest
+    length's call takes ``min_ms`` (``grown_batch``), within ``memory`` bytes at the longest
+    length. ``reached`` says whether it got there; ``batch`` is the batch that was timed."""
+    per_seq = part_peak(max(ns), part, kind, replace(cfg, batch=1), device)
+    batch, first = grown_batch(lambda b: part_ms(min(ns), part, kind, replace(cfg, batch=b), device),
+                               min_ms, memory // per_seq)
+    grown = replace(cfg, batch=batch)
+    ms = [first if n == min(ns) else part_ms(n, part, kind, grown, device) for n in ns]
+    return {"ns": list(ns), "ms": ms, "batch": batch, "reached": first >= min_ms, "min_ms": min_ms,
+            "bytes_per_sequence": per_seq}
 
 
 def slope(ns, ys) -> tuple[float, float]:

@@ -433,3 +433,64 @@ def test_table_values_end_under_their_headers():
     for line in table(ROWS).splitlines()[1:]:
         value_ends = [i + 1 for i, c in enumerate(line) if c != " " and (i + 1 == len(line) or line[i + 1] == " ")]
         assert value_ends == header_ends, line
+
+
+# ---- a batch grown until a call is arithmetic, not launches (the gpu tier's timings) ----------
+
+@pytest.mark.parametrize("ms_per_seq, min_ms, max_batch, expected", [
+    (3.0, 2.0, 64, (1, 3.0)),       # long enough at batch 1
+    (0.3, 2.0, 64, (8, 2.4)),       # 0.3, 0.6, 1.2, 2.4: the first power of two at 2 ms
+    (0.3, 2.0, 5, (4, 1.2)),        # capped: the largest power of two under the memory's batch
+    (0.3, 2.0, 1, (1, 0.3)),        # one sequence fits: it is what gets timed
+])
+def test_grown_batch_is_the_smallest_power_of_two_whose_call_takes_min_ms(ms_per_seq, min_ms, max_batch, expected):
+    asked = []
+
+    def ms_at(b):
+        asked.append(b)
+        return ms_per_seq * b
+    b, ms = cost.grown_batch(ms_at, min_ms, max_batch)
+    assert (b, round(ms, 9)) == expected
+    assert asked == [2**i for i in range(len(asked))] and asked[-1] == b  # no batch timed twice, none skipped
+
+
+def test_a_memory_that_holds_no_sequence_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="not even one sequence fits"):
+        cost.grown_batch(lambda b: 1.0, 2.0, 0)
+
+
+def test_an_unknown_part_is_refused_with_the_choices():
+    layer, x = cost._layer(4, SMALL, CPU, 0)
+    with pytest.raises(ValueError, match=r"unknown part 'core'.*\('total', 'projections'\)"):
+        cost._part(layer, x, "core", "naive")
+
+
+def test_the_projections_part_runs_q_k_v_and_W_o_and_no_core(monkeypatch):
+    layer, x = cost._layer(5, SMALL, CPU, 0)
+    monkeypatch.setattr(Layer, "core", lambda *a: pytest.fail("the projections' time includes no core"))
+    out = cost._part(layer, x, "projections", "naive")()
+    q, k, v = out[0]
+    assert q.shape == (SMALL.batch, SMALL.n_head, 5, SMALL.d_model // SMALL.n_head) and out[1].shape == x.shape
+    torch.testing.assert_close(out[0][0], layer.project(x)[0])
+
+
+def test_scaling_times_every_length_at_the_batch_grown_at_the_shortest(monkeypatch):
+    calls = []
+
+    def part_ms(n, part, kind, cfg, device):
+        calls.append((n, cfg.batch))
+        return 0.001 * n * cfg.batch  # ms: linear in tokens and in sequences
+    monkeypatch.setattr(cost, "part_ms", part_ms)
+    monkeypatch.setattr(cost, "part_peak", lambda n, part, kind, cfg, device: 1000 * n)  # bytes per sequence
+    rows = cost.scaling((100, 200, 400), "projections", cfg=SMALL, min_ms=0.35, memory=400_000 * 8)
+    assert rows["batch"] == 4 and rows["reached"]  # 0.1, 0.2, 0.4 ms at 100 tokens
+    assert rows["ms"] == pytest.approx([0.4, 0.8, 1.6]) and rows["bytes_per_sequence"] == 400_000
+    assert calls == [(100, 1), (100, 2), (100, 4), (200, 4), (400, 4)]
+    capped = cost.scaling((100, 200, 400), "projections", cfg=SMALL, min_ms=0.35, memory=400_000 * 3)
+    assert capped["batch"] == 2 and not capped["reached"]  # three sequences fit: timed at two, short of min_ms
+
+
+def test_scaling_on_the_cpu_measures_real_calls():
+    rows = cost.scaling((8, 16), "total", cfg=SMALL, min_ms=0.0, memory=2**30)
+    assert rows["batch"] == 1 and rows["reached"] and all(ms > 0 for ms in rows["ms"])
+    assert rows["bytes_per_sequence"] > 0
