@@ -4,7 +4,8 @@ side by side in one run: a benchmark that prints figures, never a test (issue 44
     python -m benchmarks.step_rate [--shape norm-full|norm-ci] [--steps 20] [--device cpu|cuda]
 
 Rows: plain PyTorch eager, one model; ours, one seed; plain PyTorch, three models in turn; ours,
-three and twelve seeds stacked (model/stack.py); plain PyTorch compiled (torch.compile;
+three and twelve seeds stacked (model/stack.py); ours with the compiled step (one and three seeds,
+``experiments.train.StepLoss``); plain PyTorch compiled (torch.compile;
 mode="reduce-overhead" on CUDA) with AdamW's fused kernel where this torch has it. A step is one
 optimiser step of every model it trains; "model-steps/s" counts each model's step. Random tokens
 stand in for the corpus (a step's time does not depend on them); no evaluation.
@@ -18,7 +19,7 @@ from suite import settings
 
 settings.load()  # an entry point: CLAIMS_* read here, before the catalogue's seeds
 
-from experiments.train import fit, token_batches  # noqa: E402
+from experiments.train import StepLoss, fit, token_batches  # noqa: E402
 from model import GPT  # noqa: E402
 from model.stack import Stack  # noqa: E402
 from suite.catalogue import NORM_CI, NORM_FULL  # noqa: E402
@@ -58,11 +59,12 @@ def _plain(cfg, n_models, device, data, batch, compiled=False):
     return step
 
 
-def _ours(cfg, n_seeds, device, data, batch):
+def _ours(cfg, n_seeds, device, data, batch, step="eager"):
     stack = Stack(cfg, tuple(range(n_seeds)), device=device)
     opt = torch.optim.AdamW(stack.parameters(), lr=1e-3)
     batches = token_batches(data, tuple(range(n_seeds)), batch, cfg.block_size, device)
-    return lambda: fit(stack, opt, batches, 1)
+    loss = StepLoss(stack, step, device)  # one compilation, kept across the calls
+    return lambda: fit(stack, opt, batches, 1, step=loss)
 
 
 def main(argv=None):
@@ -72,7 +74,7 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3, help="steps before timing (compilation included)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    ap.add_argument("--rows", default="plain1,ours1,plain3,ours3,ours12,compiled1",
+    ap.add_argument("--rows", default="plain1,ours1,plain3,ours3,ours12,ours1c,ours3c,compiled1",
                     help="which rows, comma-separated")
     args = ap.parse_args(argv)
     device, scale = torch.device(args.device), SHAPES[args.shape]
@@ -84,6 +86,8 @@ def main(argv=None):
         "plain3": ("plain PyTorch, 3 models in turn", 3, lambda: _plain(cfg, 3, device, data, batch)),
         "ours3": ("ours, 3 seeds stacked", 3, lambda: _ours(cfg, 3, device, data, batch)),
         "ours12": ("ours, 12 seeds stacked", 12, lambda: _ours(cfg, 12, device, data, batch)),
+        "ours1c": ("ours, 1 seed, compiled step", 1, lambda: _ours(cfg, 1, device, data, batch, "compiled")),
+        "ours3c": ("ours, 3 seeds stacked, compiled step", 3, lambda: _ours(cfg, 3, device, data, batch, "compiled")),
         "compiled1": ("plain PyTorch, compiled + fused AdamW, 1 model", 1,
                       lambda: _plain(cfg, 1, device, data, batch, compiled=True)),
     }

@@ -54,6 +54,7 @@ class RunSpec:
     vocab_size: int = 1024
     train_slice: float = 1.0  # the leading fraction of the training split to train on
     device: str = "cpu"
+    step: str = "eager"  # experiments.train.STEPS: a compiled step rounds differently
     label: str = field(default="", compare=False)  # a name for humans; not part of the key
 
     def __post_init__(self):
@@ -63,6 +64,8 @@ class RunSpec:
     def key(self) -> str:
         d = asdict(self)
         d.pop("label")
+        if d["step"] == "eager":
+            d.pop("step")  # the keys made before the field existed were eager runs
         d.update(device=torch.device(self.device).type, corpus_sha=CORPORA[self.corpus].sha256,
                  torch=torch.__version__, code=code_version())
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:20]
@@ -96,7 +99,7 @@ def _train(spec: RunSpec, log, progress=None) -> dict:
     tokens, _ = bpe_tokens(spec.corpus, spec.vocab_size)
     tr, va = split(tokens)
     tr = tr[: int(spec.train_slice * len(tr))]
-    recs = train(spec.model, spec.train, tr, va, seeds=spec.seeds, device=spec.device, log=log,
+    recs = train(spec.model, spec.train, tr, va, seeds=spec.seeds, device=spec.device, log=log, step=spec.step,
                  progress=progress(spec.label or spec.key(), spec.train.steps) if progress else None)
     for rec in recs:
         rec.update(label=spec.label, key=spec.key(), train_slice=spec.train_slice,

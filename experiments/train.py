@@ -71,18 +71,48 @@ def flushed_denormals():
         torch.set_flush_denormal(before)
 
 
-def fit(stack: Stack, opt, batch, steps: int, *, lr=None, hooks=(), progress=None) -> float:
+STEPS = ("eager", "compiled")
+
+
+class StepLoss:
+    """The stack's loss as a training step computes it: eager, or through ``torch.compile``
+    (CUDA graphs on CUDA, "reduce-overhead"; inductor on the CPU). A compile that fails falls back
+    to eager once, and ``ran`` says so: a record names the step that produced it."""
+
+    def __init__(self, stack: Stack, step: str, device):
+        if step not in STEPS:
+            raise ValueError(f"unknown training step {step!r}; choose one of {STEPS}")
+        self.stack, self.ran = stack, step
+        self.fn = stack.loss
+        if step == "compiled":
+            mode = "reduce-overhead" if torch.device(device).type == "cuda" else "default"
+            self.fn = torch.compile(stack.loss, mode=mode, dynamic=False)
+
+    def __call__(self, x, y) -> torch.Tensor:
+        if self.ran != "compiled":
+            return self.fn(x, y)
+        try:
+            return self.fn(x, y)
+        except Exception as e:  # noqa: BLE001 (a backend's failure has no common type)
+            self.ran = f"eager (compile failed: {type(e).__name__}: {str(e).splitlines()[0][:200]})"
+            self.fn = self.stack.loss
+            return self.fn(x, y)
+
+
+def fit(stack: Stack, opt, batch, steps: int, *, lr=None, hooks=(), progress=None, step="eager") -> float:
     """Train the stack for ``steps`` steps; return the wall time in seconds.
 
     ``batch(step)`` -> (x, y), each (M, B, T): model m's own batch at this step (steps count
     from 1). ``lr(step)``, if given, sets the rate before the step. ``hook(step, losses)`` runs
-    after it, with the (M,) training losses; ``progress(step)`` is a sign of life.
+    after it, with the (M,) training losses; ``progress(step)`` is a sign of life. ``step``: a
+    ``StepLoss`` or one of STEPS.
     """
+    loss_fn = step if isinstance(step, StepLoss) else StepLoss(stack, step, next(iter(stack.params.values())).device)
     with flushed_denormals():
-        return _fit(stack, opt, batch, steps, lr=lr, hooks=hooks, progress=progress)
+        return _fit(stack, opt, batch, steps, lr=lr, hooks=hooks, progress=progress, loss_fn=loss_fn)
 
 
-def _fit(stack: Stack, opt, batch, steps: int, *, lr, hooks, progress) -> float:
+def _fit(stack: Stack, opt, batch, steps: int, *, lr, hooks, progress, loss_fn) -> float:
     stack.train()
     start = time.perf_counter()
     for step in range(1, steps + 1):
@@ -90,7 +120,7 @@ def _fit(stack: Stack, opt, batch, steps: int, *, lr, hooks, progress) -> float:
             for group in opt.param_groups:
                 group["lr"] = lr(step)
         x, y = batch(step)
-        loss = stack.loss(x, y)  # (M,)
+        loss = loss_fn(x, y)  # (M,)
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()  # the models share nothing: each gets its own gradient
         opt.step()
@@ -149,23 +179,24 @@ def _start(model_cfg: GPTConfig, cfg: TrainConfig, seeds, device):
 
 
 def replay(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, *, seeds=(0,), steps=FIRST_LOSSES,
-           device="cpu") -> list[list[float]]:
+           device="cpu", step="eager") -> list[list[float]]:
     """The first ``steps`` per-step training losses of each seed's run, retrained: the same
     models, batches and optimizer as ``train``, without the evaluations."""
     stack, opt, schedule = _start(model_cfg, cfg, seeds, torch.device(device))
     tr = torch.as_tensor(np.asarray(train_tokens), dtype=torch.long)
     losses = []
     fit(stack, opt, token_batches(tr, seeds, cfg.batch_size, model_cfg.block_size, device), steps,
-        lr=schedule, hooks=(lambda step, loss: losses.append(loss.double().tolist()),))
+        lr=schedule, hooks=(lambda _, loss: losses.append(loss.double().tolist()),), step=step)
     return np.array(losses).T.tolist()  # (M, steps)
 
 
 def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, seeds=(0,),
-          device="cpu", log=print, progress=None) -> list[dict]:
+          device="cpu", log=print, progress=None, step="eager") -> list[dict]:
     """Train one model per seed from scratch, side by side; return each run's record: curves
-    and final perplexities. ``progress(step)``: as in ``fit``."""
+    and final perplexities. ``progress(step)``, ``step``: as in ``fit``."""
     device = torch.device(device)
     stack, opt, schedule = _start(model_cfg, cfg, seeds, device)
+    loss_fn = StepLoss(stack, step, device)
     tr = torch.as_tensor(np.asarray(train_tokens), dtype=torch.long)
     va = torch.as_tensor(np.asarray(val_tokens), dtype=torch.long)
     T, M = model_cfg.block_size, len(stack)
@@ -216,8 +247,7 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
             sums["running"].zero_()
 
     wall = fit(stack, opt, token_batches(tr, seeds, cfg.batch_size, T, device), cfg.steps,
-               lr=schedule, hooks=(record,),
-               progress=progress)
+               lr=schedule, hooks=(record,), progress=progress, step=loss_fn)
     at_length = {L: ([c["val_ppl"][-1] for c in curves] if L == T and not cfg.eval_windows  # already scored
                      else perplexities(stack, *(t.to(device) for t in windows(va, L, 0))))
                  for L in cfg.eval_lengths}
@@ -226,7 +256,7 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
         "val_ppl_at_length": {str(L): v[m] for L, v in at_length.items()}, "trace": traces[m],
         "first_losses": [f[m] for f in first],
         "val_ppl": curves[m]["val_ppl"][-1], "train_ppl": curves[m]["train_ppl"][-1], "curve": curves[m],
-        "seed": seed, "device": str(device), "wall_s": round(wall, 2), "stacked": M,
+        "seed": seed, "device": str(device), "step": loss_fn.ran, "wall_s": round(wall, 2), "stacked": M,
         "tokens_per_s": round(M * cfg.steps * cfg.batch_size * T / wall),
         "model": asdict(model_cfg), "train": asdict(cfg), "params": params,
     } for m, seed in enumerate(stack.seeds)]

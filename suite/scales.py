@@ -43,7 +43,7 @@ class Scale:
 
     def spec(self, arm: str, seeds: tuple[int, ...], device="cpu") -> RunSpec:
         return RunSpec(self.arms[arm], self.trains.get(arm, self.train), seeds=seeds,
-                       train_slice=self.train_slice, device=str(device),
+                       train_slice=self.train_slice, device=str(device), step=settings.current().step_for(device),
                        label=f"{self.name}/{arm}/seed{'s' if len(seeds) > 1 else ''} "
                              f"{','.join(map(str, seeds))}")
 

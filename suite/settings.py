@@ -2,6 +2,8 @@
 
     CLAIMS_SEED_OFFSET   an integer that shifts every training seed (default 0)
     CLAIMS_DEVICE        'cpu' or 'cuda': where the gpu tier trains (default: CUDA if present)
+    CLAIMS_STEP          'eager' or 'compiled': how a training step runs (default: compiled on
+                         CUDA, eager on the CPU, where compiling costs more than it saves)
     CLAIMS_REQUIRE_DATA  '1': a missing corpus fails its tests instead of skipping them
     CLAIMS_TRAIN_LOG     set: the training runs print their log lines
     CLAIMS_DATA_DIR      a folder holding the corpora (default: ../shared/data beside the checkout,
@@ -31,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 class Settings:
     seed_offset: int = 0
     device: str | None = None        # None: CUDA when torch sees one
+    step: str | None = None          # None: compiled on CUDA, eager on the CPU (step_for)
     require_data: bool = False
     train_log: bool = False
     data_dir: Path | None = None
@@ -54,6 +57,11 @@ class Settings:
             out["device"] = raw
         else:
             problems.append(f"CLAIMS_DEVICE={raw!r}: use 'cpu' or 'cuda', or leave it unset")
+        raw = environ.get("CLAIMS_STEP") or None
+        if raw in (None, "eager", "compiled"):
+            out["step"] = raw
+        else:
+            problems.append(f"CLAIMS_STEP={raw!r}: use 'eager' or 'compiled', or leave it unset")
         data = environ.get("CLAIMS_DATA_DIR")
         cache = environ.get("CLAIMS_CACHE_DIR")
         return cls(**out, require_data=environ.get("CLAIMS_REQUIRE_DATA") == "1",
@@ -61,6 +69,13 @@ class Settings:
                    data_dir=Path(data) if data else default_data_dir(),
                    cache_dir=Path(cache) if cache else None,
                    commit=environ.get("CLAIMS_COMMIT") or None, problems=tuple(problems))
+
+    def step_for(self, device) -> str:
+        """How a training step runs on ``device``: CLAIMS_STEP, else compiled on CUDA (launches
+        dominate an eager step there) and eager on the CPU (docs/speed.md: inductor gains 1.28x
+        on a CI shape but takes about 20 s to compile each arm)."""
+        import torch
+        return self.step or ("compiled" if torch.device(device).type == "cuda" else "eager")
 
     def seeds(self, *base: int) -> tuple[int, ...]:
         """The seeds a scale trains, shifted by the seed offset."""

@@ -205,9 +205,9 @@ def test_train_an_arm_on_its_corpus_slice_and_label_its_records(monkeypatch):
         asked.append((name, vocab_size))
         return tokens, "the bpe"
 
-    def fake_train(model, cfg, tr, va, *, seeds, device, log, progress):
+    def fake_train(model, cfg, tr, va, *, seeds, device, log, progress, step):
         trained.append(dict(model=model, cfg=cfg, tr=tr.tolist(), va=va.tolist(), seeds=seeds, device=device,
-                            log=log, progress=progress))
+                            log=log, progress=progress, step=step))
         return [{"seed": s} for s in seeds]
 
     def progress(label, steps):
@@ -222,7 +222,7 @@ def test_train_an_arm_on_its_corpus_slice_and_label_its_records(monkeypatch):
     got = runs._train(spec, log, progress)
     assert asked == [("pan-tadeusz", 300)] and made == [("arm", 2)]
     assert trained == [dict(model=TINY, cfg=STEPS2, tr=list(range(1000, 1045)), va=list(range(1090, 1100)),
-                            seeds=(4, 2), device="cpu", log=log, progress="the callback")]
+                            seeds=(4, 2), device="cpu", log=log, progress="the callback", step="eager")]
     extra = dict(label="arm", key=spec.key(), train_slice=0.5, torch=torch.__version__, code=runs.code_version())
     assert got == {"runs": [{"seed": 4, **extra}, {"seed": 2, **extra}]}
     # no label: the callback is named by the key; no progress: train gets none
@@ -231,6 +231,8 @@ def test_train_an_arm_on_its_corpus_slice_and_label_its_records(monkeypatch):
     assert made[-1] == (unnamed.key(), 2) and len(trained[-1]["tr"]) == 27
     runs._train(unnamed, None, None)
     assert trained[-1]["progress"] is None and len(made) == 2
+    runs._train(dataclasses.replace(unnamed, step="compiled"), None, None)
+    assert trained[-1]["step"] == "compiled"  # the spec's step reaches train
 
 
 def test_get_and_ensure_train_an_arm_once_and_read_its_record_after(places, tmp_path, monkeypatch):
@@ -243,7 +245,7 @@ def test_get_and_ensure_train_an_arm_once_and_read_its_record_after(places, tmp_
     monkeypatch.setattr(runs, "bpe_tokens", lambda name, vocab_size: (np.arange(200) % 7, None))
     trained = []
 
-    def fake_train(model, cfg, tr, va, *, seeds, device, log, progress):
+    def fake_train(model, cfg, tr, va, *, seeds, device, log, progress, step):
         trained.append(len(tr))
         for step in range(1, cfg.steps + 1):
             log(f"step {step}")

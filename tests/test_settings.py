@@ -16,6 +16,7 @@ pytestmark = pytest.mark.fast
     ("CLAIMS_SEED_OFFSET", "1.5", "CLAIMS_SEED_OFFSET='1.5': give an integer"),
     ("CLAIMS_SEED_OFFSET", "--1", "CLAIMS_SEED_OFFSET='--1': give an integer"),
     ("CLAIMS_DEVICE", "tpu", "CLAIMS_DEVICE='tpu': use 'cpu' or 'cuda', or leave it unset"),
+    ("CLAIMS_STEP", "jit", "CLAIMS_STEP='jit': use 'eager' or 'compiled', or leave it unset"),
 ])
 def test_a_bad_variable_is_one_usage_line_and_never_read(var, value, line, pytestconfig, monkeypatch):
     s = Settings.read({var: value})

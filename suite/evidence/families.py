@@ -119,7 +119,8 @@ def make_record(family: str, arm: str, seed: int, spec, rec: dict, point: str = 
         "result": {k: rec[k] for k in ("val_ppl", "train_ppl", "curve", "trace", "val_ppl_at_length")},
         "first_losses": rec["first_losses"],
         "provenance": store.provenance(spec.device, rec["wall_s"], tokens_per_s=rec["tokens_per_s"],
-                                       **({"same_run_as": same_run_as} if same_run_as else {})),
+                                       **({"same_run_as": same_run_as} if same_run_as else {}),
+                                       **({"step": rec["step"]} if rec.get("step", "eager") != "eager" else {})),
     }
 
 

@@ -1,0 +1,157 @@
+"""The training step, eager or compiled (experiments/train.py ``StepLoss``; issue 44, item 3).
+
+Fast: the step's dispatch, with ``torch.compile`` replaced by a stand-in. Slow: inductor on the CPU
+against eager on one family's first steps. gpu: on the device, every full-scale family's compiled
+training run against an eager replay of its first steps.
+
+Float32 tolerance, rtol 1e-5: a compiled step fuses kernels and so reorders float32 sums. On the CPU
+(inductor, 1 thread, torch 2.13.0, measured on 81ccbb3 with this step) the first 20 losses of norm-ci/post and pos-ci/rope, two seeds each,
+moved at most 8.7e-7 relative; 1e-5 is ten times that, about 80 float32 ulps. A wrong mask, scale or
+missing term moves a loss by 1e-3 or more.
+"""
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from experiments import runs as run_cache
+from experiments import train as train_mod
+from experiments.data import split
+from experiments.train import FIRST_LOSSES, STEPS, StepLoss, replay
+from model.gpt import GPTConfig
+from model.stack import Stack
+from suite import settings
+from suite.catalogue import FIXTURES, NORM_CI
+
+RTOL = 1e-5
+TINY = GPTConfig(vocab_size=11, block_size=4, d_model=8, n_layer=1, n_head=2)
+
+
+def _batch(M=2, B=3):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, TINY.vocab_size, (M, B, TINY.block_size), generator=g)
+    return x, torch.roll(x, 1, -1)
+
+
+@pytest.mark.fast
+def test_an_unknown_step_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match=r"unknown training step 'jit'; choose one of \('eager', 'compiled'\)"):
+        StepLoss(Stack(TINY, (0,)), "jit", "cpu")
+
+
+@pytest.mark.fast
+def test_the_eager_step_is_the_stacks_own_loss(monkeypatch):
+    monkeypatch.setattr(torch, "compile", lambda *a, **k: pytest.fail("an eager step compiles nothing"))
+    stack = Stack(TINY, (0, 1))
+    step = StepLoss(stack, "eager", "cpu")
+    torch.testing.assert_close(step(*_batch()), stack.loss(*_batch()), rtol=0, atol=0)
+    assert step.ran == "eager"
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("device, mode", [("cpu", "default"), ("cuda", "reduce-overhead"), ("cuda:1", "reduce-overhead")])
+def test_a_compiled_step_asks_for_cuda_graphs_on_cuda_and_inductor_on_the_cpu(device, mode, monkeypatch):
+    asked = []
+
+    def compile_(fn, **kw):
+        asked.append(kw)
+        return lambda x, y: fn(x, y) + 0  # a stand-in for the compiled graph
+    monkeypatch.setattr(torch, "compile", compile_)
+    stack = Stack(TINY, (0, 1))
+    step = StepLoss(stack, "compiled", device)
+    assert asked == [{"mode": mode, "dynamic": False}]
+    torch.testing.assert_close(step(*_batch()), stack.loss(*_batch()), rtol=0, atol=0)
+    assert step.ran == "compiled"
+
+
+@pytest.mark.fast
+def test_a_compile_that_fails_falls_back_to_eager_once_and_says_so(monkeypatch):
+    calls = []
+
+    def broken(x, y):
+        calls.append(1)
+        raise RuntimeError("inductor: no C++ compiler\nsecond line")
+    monkeypatch.setattr(torch, "compile", lambda fn, **kw: broken)
+    stack = Stack(TINY, (0, 1))
+    step = StepLoss(stack, "compiled", "cpu")
+    for _ in range(3):
+        torch.testing.assert_close(step(*_batch()), stack.loss(*_batch()), rtol=0, atol=0)
+    assert calls == [1]  # tried once
+    assert step.ran == "eager (compile failed: RuntimeError: inductor: no C++ compiler)"
+
+
+@pytest.mark.fast
+def test_a_runs_record_names_the_step_that_trained_it_and_the_cache_keys_apart(monkeypatch):
+    monkeypatch.setattr(torch, "compile", lambda fn, **kw: lambda x, y: fn(x, y))
+    tokens = np.arange(200) % TINY.vocab_size
+    cfg = train_mod.TrainConfig(steps=2, batch_size=2, lr=1e-3)
+    recs = {s: train_mod.train(TINY, cfg, tokens, tokens, seeds=(0,), log=None, step=s)[0] for s in STEPS}
+    assert {s: r["step"] for s, r in recs.items()} == {"eager": "eager", "compiled": "compiled"}
+    assert recs["eager"]["first_losses"] == recs["compiled"]["first_losses"]  # the stand-in computes the same
+    eager = run_cache.RunSpec(TINY, cfg)
+    assert dataclasses.replace(eager, step="compiled").key() != eager.key()
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("raw, device, step", [(None, "cpu", "eager"), (None, "cuda", "compiled"),
+                                               ("eager", "cuda", "eager"), ("compiled", "cpu", "compiled")])
+def test_claims_step_picks_the_step_and_the_device_decides_when_unset(raw, device, step):
+    s = settings.Settings.read({"CLAIMS_STEP": raw} if raw else {})
+    assert s.problems == () and s.step_for(device) == step
+
+
+@pytest.mark.fast
+def test_a_bad_claims_step_is_one_line_naming_the_choices():
+    s = settings.Settings.read({"CLAIMS_STEP": "fast"})
+    assert s.problems == ("CLAIMS_STEP='fast': use 'eager' or 'compiled', or leave it unset",)
+
+
+def _agree(compiled, eager, what):
+    compiled, eager = np.asarray(compiled), np.asarray(eager)
+    worst = float(np.max(np.abs(compiled - eager) / np.abs(eager)))
+    print(f"{what}: compiled against eager, first {eager.shape[-1]} losses: largest relative difference {worst:.2e}")
+    np.testing.assert_allclose(compiled, eager, rtol=RTOL, atol=0, err_msg=what)
+
+
+@pytest.mark.slow
+def test_inductor_and_eager_agree_on_a_familys_first_steps_on_the_cpu(shakespeare_tokens):
+    """The compiled path on every CI run, through inductor on the CPU (about 25 s to compile)."""
+    spec = NORM_CI.spec("post", NORM_CI.seeds[:2])
+    tr, _ = split(shakespeare_tokens)
+    losses = {s: replay(spec.model, spec.train, tr, seeds=spec.seeds, steps=FIRST_LOSSES, step=s) for s in STEPS}
+    _agree(losses["compiled"], losses["eager"], "norm-ci/post")
+
+
+FULL = sorted(n for n, s in FIXTURES.items() if getattr(s, "ci", True) is False)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", FULL)
+def test_each_familys_compiled_training_agrees_with_eager_on_its_first_steps(name, device, ensure_runs,
+                                                                              shakespeare_tokens):
+    """The gpu tier trains compiled; each arm's run (from the run cache, as its claims read it)
+    against an eager replay of the same models' first steps on the same device."""
+    step = settings.current().step_for(device)
+    if step != "compiled":
+        pytest.skip(f"the step on {device.type} is {step}: nothing compiled to compare")
+    scale = FIXTURES[name]
+    tr, _ = split(shakespeare_tokens)
+    for arm, spec in scale.specs(device=device):
+        recs = ensure_runs([spec])[0]
+        assert all(r["step"] == "compiled" for r in recs), f"{spec.label}: {recs[0]['step']}"
+        eager = replay(spec.model, spec.train, tr[: int(spec.train_slice * len(tr))], seeds=spec.seeds,
+                       device=device, step="eager")
+        _agree([r["first_losses"] for r in recs], eager, spec.label)
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("step, named", [("eager", None), ("compiled", "compiled"),
+                                         ("eager (compile failed: E: x)", "eager (compile failed: E: x)")])
+def test_an_evidence_record_names_a_step_other_than_eager_in_its_provenance(step, named):
+    from suite.catalogue import NORM_FULL
+    from suite.evidence import families
+    rec = {"val_ppl": 40.0, "train_ppl": 38.0, "curve": {}, "trace": None, "val_ppl_at_length": {},
+           "first_losses": [6.9], "wall_s": 1.5, "tokens_per_s": 1000, "step": step}
+    prov = families.make_record("norm", "pre", 0, NORM_FULL.spec("pre", (0,)), rec)["provenance"]
+    assert prov.get("step") == named  # an eager record reads as every record made before the field
