@@ -72,6 +72,10 @@ def flushed_denormals():
 
 
 STEPS = ("eager", "compiled")
+# torch recompiles the step for each new config and, past 8 variants, runs it eager without a word.
+# A process trains one variant per arm, a few dozen in the gpu tier; past this many the call fails
+# instead, and the step falls back to eager, saying so.
+RECOMPILES = 64
 
 
 class StepLoss:
@@ -92,7 +96,8 @@ class StepLoss:
         if self.ran != "compiled":
             return self.fn(x, y)
         try:
-            return self.fn(x, y)
+            with torch._dynamo.config.patch(recompile_limit=RECOMPILES, fail_on_recompile_limit_hit=True):
+                return self.fn(x, y)
         except Exception as e:  # noqa: BLE001 (a backend's failure has no common type)
             self.ran = f"eager (compile failed: {type(e).__name__}: {str(e).splitlines()[0][:200]})"
             self.fn = self.stack.loss

@@ -155,3 +155,22 @@ def test_an_evidence_record_names_a_step_other_than_eager_in_its_provenance(step
            "first_losses": [6.9], "wall_s": 1.5, "tokens_per_s": 1000, "step": step}
     prov = families.make_record("norm", "pre", 0, NORM_FULL.spec("pre", (0,)), rec)["provenance"]
     assert prov.get("step") == named  # an eager record reads as every record made before the field
+
+
+@pytest.mark.slow  # about 5 s of dynamo tracing
+def test_past_8_configs_every_step_is_still_compiled_and_past_the_limit_it_says_eager(monkeypatch):
+    """torch's own limit would run the ninth config eager silently; dynamo's "eager" backend stands
+    in for a real one (the limit is dynamo's, whatever the backend)."""
+    real = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda fn, **kw: real(fn, backend="eager", dynamic=False))
+    monkeypatch.setattr(train_mod, "RECOMPILES", 10)
+    torch._dynamo.reset()
+    ran = []
+    for width in range(2, 26, 2):  # 12 configs, one compiled variant each
+        cfg = dataclasses.replace(TINY, d_model=width)
+        step = StepLoss(Stack(cfg, (0,)), "compiled", "cpu")
+        step(*_batch(M=1))
+        ran.append(step.ran)
+    torch._dynamo.reset()
+    assert ran[:10] == ["compiled"] * 10
+    assert all(r.startswith("eager (compile failed: ") for r in ran[10:]), ran[10:]
