@@ -159,15 +159,28 @@ def perplexities(stack: Stack, x, y, batch=64) -> list[float]:
     return torch.exp(total / y.numel()).tolist()
 
 
-def token_batches(tokens: torch.Tensor, seeds, batch_size: int, T: int, device):
+def token_batches(tokens: torch.Tensor, seeds, batch_size: int, T: int, device, steps: int = 0):
     """``batch(step)`` for ``fit``: random windows of ``tokens``, a generator per seed, so a
-    seed's batches are the same alone or stacked, on any device."""
+    seed's batches are the same alone or stacked, on any device.
+
+    The windows are cut on ``device`` from the tokens moved there once. Given ``steps``, every
+    step's starts are drawn up front, one call per generator (the same numbers as a call per step)
+    and moved once: a step then copies nothing from the host, and waits for nothing."""
     gens = [torch.Generator().manual_seed(s) for s in seeds]
-    offs = torch.arange(T + 1)
+    tokens = tokens.to(device)
+    offs = torch.arange(T + 1, device=device)
+    high = len(tokens) - T - 1
+    if steps:
+        starts = torch.stack([torch.randint(high, (steps, batch_size), generator=g) for g in gens], 1).to(device)  # (S, M, B)
 
     def batch(step):
-        ix = torch.stack([torch.randint(len(tokens) - T - 1, (batch_size,), generator=g) for g in gens])  # (M, B)
-        w = tokens[ix[..., None] + offs].to(device)  # (M, B, T+1)
+        if steps:
+            if not 1 <= step <= steps:
+                raise IndexError(f"batch({step}): the starts were drawn for steps 1..{steps}")
+            ix = starts[step - 1]  # (M, B)
+        else:
+            ix = torch.stack([torch.randint(high, (batch_size,), generator=g) for g in gens]).to(device)  # (M, B)
+        w = tokens[ix[..., None] + offs]  # (M, B, T+1)
         return w[..., :-1], w[..., 1:]
     return batch
 
@@ -190,7 +203,7 @@ def replay(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, *, seeds=(0,), 
     stack, opt, schedule = _start(model_cfg, cfg, seeds, torch.device(device))
     tr = torch.as_tensor(np.asarray(train_tokens), dtype=torch.long)
     losses = []
-    fit(stack, opt, token_batches(tr, seeds, cfg.batch_size, model_cfg.block_size, device), steps,
+    fit(stack, opt, token_batches(tr, seeds, cfg.batch_size, model_cfg.block_size, device, steps), steps,
         lr=schedule, hooks=(lambda _, loss: losses.append(loss.double().tolist()),), step=step)
     return np.array(losses).T.tolist()  # (M, steps)
 
@@ -251,7 +264,7 @@ def train(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, val_tokens, *, s
                 c["val_ppl"].append(ppl["val"][m])
             sums["running"].zero_()
 
-    wall = fit(stack, opt, token_batches(tr, seeds, cfg.batch_size, T, device), cfg.steps,
+    wall = fit(stack, opt, token_batches(tr, seeds, cfg.batch_size, T, device, cfg.steps), cfg.steps,
                lr=schedule, hooks=(record,), progress=progress, step=loss_fn)
     at_length = {L: ([c["val_ppl"][-1] for c in curves] if L == T and not cfg.eval_windows  # already scored
                      else perplexities(stack, *(t.to(device) for t in windows(va, L, 0))))

@@ -173,9 +173,9 @@ def test_a_stacked_run_hands_the_device_to_every_piece_and_reads_each_models_att
         seen["stack"].append(kw.get("device"))
         return real_stack(cfg, seeds, **kw)
 
-    def batches(tokens, seeds, batch_size, T, device):
-        seen["batches"].append(device)
-        return real_batches(tokens, seeds, batch_size, T, device)
+    def batches(tokens, seeds, batch_size, T, device, steps):
+        seen["batches"].append((device, steps))
+        return real_batches(tokens, seeds, batch_size, T, device, steps)
 
     def windows(tokens, block, n):
         seen["windows"].append((len(tokens), block, n))
@@ -190,7 +190,7 @@ def test_a_stacked_run_hands_the_device_to_every_piece_and_reads_each_models_att
     cfg = TrainConfig(steps=2, batch_size=2, lr=0.0, eval_lengths=(4, 2), attention_stats=True, trace_every=1)
     recs = train(TINY, cfg, tr.numpy(), VA.numpy(), seeds=(0, 1), device="cpu:0", log=None)
     here = torch.device("cpu:0")
-    assert seen["stack"] == [here] and seen["batches"] == [here]
+    assert seen["stack"] == [here] and seen["batches"] == [(here, 2)]  # every step's starts drawn up front
     assert seen["windows"] == [(81, 4, 0), (40, 4, 20), (81, 2, 0)]  # val, as many train (9 fit), length 2
     assert _Moved.moves == [here] * 6
     probe = _hand_windows(VA, 4)[0][:16]
@@ -210,7 +210,7 @@ def test_a_stacked_run_hands_the_device_to_every_piece_and_reads_each_models_att
     seen["stack"].clear(), seen["batches"].clear()
     clock = iter([0.0, 1.0])
     replay(TINY, cfg, tr.numpy(), seeds=(0, 1), steps=1, device="cpu:0")
-    assert seen["stack"] == [here] and [torch.device(d) for d in seen["batches"]] == [here]
+    assert seen["stack"] == [here] and [(torch.device(d), n) for d, n in seen["batches"]] == [(here, 1)]
 
 
 def test_a_run_evaluated_more_often_is_the_same_run_bit_for_bit():

@@ -236,6 +236,25 @@ def test_token_batches_are_random_windows_drawn_per_seed():
     assert len({tuple(s[1].tolist()) for s in starts}) > 1  # a new draw at every step
 
 
+def test_token_batches_drawn_up_front_are_the_batches_drawn_step_by_step():
+    """Given the steps, the starts are drawn at once (one call per generator) and moved to the
+    device once: the same windows at every step, for each seed, alone or stacked."""
+    tokens = torch.arange(5000, 5000 + 300)
+    for seeds in ([3], [8, 3, 11]):
+        by_step, up_front = token_batches(tokens, seeds, 7, 5, "cpu"), token_batches(tokens, seeds, 7, 5, "cpu", 40)
+        for step in range(1, 41):
+            for a, b in zip(by_step(step), up_front(step)):
+                assert torch.equal(a, b), (seeds, step)
+    with pytest.raises(IndexError, match=r"batch\(41\): the starts were drawn for steps 1..40"):
+        up_front(41)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="with CUDA present, the move would succeed")
+def test_token_batches_move_the_tokens_to_the_device_once_not_each_batch():
+    with pytest.raises((RuntimeError, AssertionError), match="CUDA|cuda|Torch not compiled"):
+        token_batches(torch.arange(100), [0], 2, 4, "cuda", 3)  # the tokens go first, before any step
+
+
 def _ce(model, x, y):
     with torch.no_grad():
         return F.cross_entropy(model(x).flatten(0, 1), y.flatten()).item()
