@@ -5,7 +5,8 @@ side by side in one run: a benchmark that prints figures, never a test (issue 44
 
 Rows: plain PyTorch eager, one model; ours, one seed; plain PyTorch, three models in turn; ours,
 three and twelve seeds stacked (model/stack.py); ours with the compiled step (one and three seeds,
-``experiments.train.StepLoss``); plain PyTorch compiled (torch.compile;
+``experiments.train.StepLoss``: CUDA graphs of eager's kernels on CUDA, inductor on the CPU), and with
+inductor's CUDA graphs ("reduce-overhead") on one seed; plain PyTorch compiled (torch.compile;
 mode="reduce-overhead" on CUDA) with AdamW's fused kernel where this torch has it. A step is one
 optimiser step of every model it trains; "model-steps/s" counts each model's step. Random tokens
 stand in for the corpus (a step's time does not depend on them); no evaluation.
@@ -59,11 +60,11 @@ def _plain(cfg, n_models, device, data, batch, compiled=False):
     return step
 
 
-def _ours(cfg, n_seeds, device, data, batch, step="eager"):
+def _ours(cfg, n_seeds, device, data, batch, step="eager", options=None):
     stack = Stack(cfg, tuple(range(n_seeds)), device=device)
     opt = torch.optim.AdamW(stack.parameters(), lr=1e-3)
     batches = token_batches(data, tuple(range(n_seeds)), batch, cfg.block_size, device)
-    loss = StepLoss(stack, step, device)  # one compilation, kept across the calls
+    loss = StepLoss(stack, step, device, options)  # one compilation, kept across the calls
     return lambda: fit(stack, opt, batches, 1, step=loss)
 
 
@@ -74,7 +75,7 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3, help="steps before timing (compilation included)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    ap.add_argument("--rows", default="plain1,ours1,plain3,ours3,ours12,ours1c,ours3c,compiled1",
+    ap.add_argument("--rows", default="plain1,ours1,plain3,ours3,ours12,ours1c,ours3c,ours1ro,compiled1",
                     help="which rows, comma-separated")
     args = ap.parse_args(argv)
     device, scale = torch.device(args.device), SHAPES[args.shape]
@@ -88,6 +89,8 @@ def main(argv=None):
         "ours12": ("ours, 12 seeds stacked", 12, lambda: _ours(cfg, 12, device, data, batch)),
         "ours1c": ("ours, 1 seed, compiled step", 1, lambda: _ours(cfg, 1, device, data, batch, "compiled")),
         "ours3c": ("ours, 3 seeds stacked, compiled step", 3, lambda: _ours(cfg, 3, device, data, batch, "compiled")),
+        "ours1ro": ("ours, 1 seed, inductor + CUDA graphs", 1,
+                    lambda: _ours(cfg, 1, device, data, batch, "compiled", {"mode": "reduce-overhead"})),
         "compiled1": ("plain PyTorch, compiled + fused AdamW, 1 model", 1,
                       lambda: _plain(cfg, 1, device, data, batch, compiled=True)),
     }

@@ -78,19 +78,26 @@ STEPS = ("eager", "compiled")
 RECOMPILES = 64
 
 
+def compile_options(device) -> dict:
+    """``torch.compile``'s options for a step on ``device``. CUDA: the "cudagraphs" backend captures
+    eager's own kernels, so a step replays without launching each one (its eager rate is launch
+    bound) and rounds as eager does, and compiling an arm takes seconds, not inductor's tens of
+    seconds per arm. The CPU: inductor, which fuses kernels (docs/speed.md)."""
+    return {"backend": "cudagraphs"} if torch.device(device).type == "cuda" else {"mode": "default"}
+
+
 class StepLoss:
     """The stack's loss as a training step computes it: eager, or through ``torch.compile``
-    (CUDA graphs on CUDA, "reduce-overhead"; inductor on the CPU). A compile that fails falls back
-    to eager once, and ``ran`` says so: a record names the step that produced it."""
+    (``compile_options``, or ``options``). A compile that fails falls back to eager once, and
+    ``ran`` says so: a record names the step that produced it."""
 
-    def __init__(self, stack: Stack, step: str, device):
+    def __init__(self, stack: Stack, step: str, device, options: dict | None = None):
         if step not in STEPS:
             raise ValueError(f"unknown training step {step!r}; choose one of {STEPS}")
         self.stack, self.ran = stack, step
         self.fn = stack.loss
         if step == "compiled":
-            mode = "reduce-overhead" if torch.device(device).type == "cuda" else "default"
-            self.fn = torch.compile(stack.loss, mode=mode, dynamic=False)
+            self.fn = torch.compile(stack.loss, dynamic=False, **(options or compile_options(device)))
 
     def __call__(self, x, y) -> torch.Tensor:
         if self.ran != "compiled":
