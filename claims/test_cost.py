@@ -174,7 +174,7 @@ def test_tiled_attention_never_holds_more_than_one_tile_of_scores(claim_record):
 # ---- measured scaling: CPU (slow) and CUDA (gpu) --------------------------------------------
 
 from claimcheck import undecided  # noqa: E402
-from experiments.cost import PARTS, CostConfig, measure, peak_memory, scaling, slope, table  # noqa: E402
+from experiments.cost import CostConfig, NoRoom, measure, peak_memory, scaling, slope, table  # noqa: E402
 from suite.rules import TOST_LEVEL, inside, judge, within  # noqa: E402
 from suite.catalogue import COST_CI  # noqa: E402
 
@@ -247,7 +247,10 @@ def timings():
     return out
 
 
-TIME_BAND = (1.7, 2.2)  # the text's 1.91, +-0.2 and more room above for the CPU's cache effects
+# "time ~ n^1.91": the text's 1.91 +- 0.2, and up to 2.2 above: a little over 2 is still the n^2
+# cost the text describes (a memory-bound softmax at long n can push it there). The chapter's own
+# table passes: 1.91, 90 % interval [1.73, 2.10] (tests/test_experiments_cost.py).
+TIME_BAND = (1.7, 2.2)
 
 # A CPU timing is a benchmark, not a verdict: in CI the other xdist worker trains on the same two
 # cores, and the fastest block still moves with the memory traffic it makes (a CI run can time a
@@ -278,7 +281,7 @@ def test_time_grows_as_n_squared(timings, claim_record):
 
 # COST-06's "Lineare": the exponent rounds to 1, as the word table reads "N volte" as a ratio that
 # rounds to N (docs/reference/statistics.md). The chapter's own timings pass: its x10 for x8 fits
-# 1.10, 90 % interval [0.94, 1.26] (test_the_chapters_own_timings_pass_the_gpu_rules).
+# 1.10, 90 % interval [0.94, 1.26] (tests/test_experiments_cost.py).
 LINEAR = (0.5, 1.5)
 
 # COST-05's time half: "converges exactly to 4" read at the last doubling, as close to 4 as the
@@ -311,38 +314,6 @@ def test_the_projections_grow_linearly(timings, claim_record):
     print(f"COST-06 projection exponent {p:.2f}, 90 % interval [{lo:.2f}, {hi:.2f}], "
           f"{'inside' if inside(lo, hi, LINEAR) else 'not inside'} {list(LINEAR)}")
     pytest.skip(BENCHMARK)
-
-
-# The gpu tier's rules judge a card's timings; the chapter's laptop-GPU table must pass them, or a
-# rule would refute the chapter's own measurement.
-
-@pytest.mark.fast
-@pytest.mark.claim("COST-04")
-def test_the_chapters_own_time_exponent_passes_the_gpu_rule(claim_record):
-    t, lo, hi = exponent_ci(DOC_NS, [TABLE[n][0] for n in DOC_NS])
-    claim_record("COST-04", [round(t, 3), round(lo, 3), round(hi, 3)], expected=1.91,
-                 tolerance=f"equivalence: 90 % interval inside {list(TIME_BAND)} (TOST)",
-                 label="the chapter's table through the gpu tier's rule: time exponent and interval")
-    assert inside(lo, hi, TIME_BAND)
-
-
-@pytest.mark.fast
-@pytest.mark.claim("COST-05")
-def test_the_chapters_own_time_ratio_passes_the_gpu_rule(claim_record):
-    x4 = claim_record("COST-05", round(TABLE[8192][0] / TABLE[4096][0], 3), expected=3.69,
-                      tolerance=f"exact: {list(TIME_X4)}",
-                      label="the chapter's table through the gpu tier's rule: time ratio 4096 -> 8192")
-    assert TIME_X4[0] <= x4 <= TIME_X4[1]
-
-
-@pytest.mark.fast
-@pytest.mark.claim("COST-06")
-def test_the_chapters_own_projection_exponent_passes_the_gpu_rule(claim_record):
-    p, lo, hi = exponent_ci(DOC_NS, [TABLE[n][1] for n in DOC_NS])
-    claim_record("COST-06", [round(p, 3), round(lo, 3), round(hi, 3)], expected="≈1 (×10 for ×8)",
-                 tolerance=f"equivalence: 90 % interval inside {list(LINEAR)} (TOST)",
-                 label="the chapter's table through the gpu tier's rule: projection exponent and interval")
-    assert inside(lo, hi, LINEAR)
 
 
 @pytest.mark.slow
@@ -379,9 +350,10 @@ DOC_NS = (1024, 2048, 4096, 8192)  # the chapter's last four rows: its fits and 
 
 # A call this short is mostly kernel launches: on an H200 the projections at 1,024 tokens and batch
 # 1 fitted an exponent of 0.40 (issue 44). A launch costs microseconds and a call makes a few dozen,
-# so at 2 ms they are a few percent of the shortest point, and bend an 8x span's exponent by about
-# log(1.03) / log(8) = 0.015. The batch grows until the shortest call takes this long; a batch is
-# more sequences of the document's layer, so the exponent over n is the document's.
+# so at 2 ms they are a few percent of a point, and bend an 8x span's exponent by about
+# log(1.03) / log(8) = 0.015. At each length the batch grows until the call takes this long, and
+# the time is per sequence: a batch is more sequences of the document's layer, so the exponent over
+# n is the document's.
 MIN_CALL_MS = 2.0
 
 
@@ -394,12 +366,25 @@ def cuda_card(device):
     return torch.cuda.get_device_properties(device).total_memory
 
 
+def _scaling(part, card, device):
+    """experiments.cost.scaling over DOC_NS within half the card; a card that holds not one call at
+    the longest length skips, naming it."""
+    try:
+        return scaling(DOC_NS, part, "naive", CostConfig(), device, min_ms=MIN_CALL_MS, memory=card // 2)
+    except NoRoom as e:
+        pytest.skip(f"{torch.cuda.get_device_name(device)}, half of its {card / 2**30:.0f} GiB: {e}")
+
+
 @pytest.fixture(scope="module")
-def cuda_scaling(cuda_card, device):
-    """Per part (the whole layer, its projections): ms per call over DOC_NS at one batch, grown to
-    MIN_CALL_MS within half the card (experiments.cost.scaling)."""
-    return {part: scaling(DOC_NS, part, "naive", CostConfig(), device, min_ms=MIN_CALL_MS, memory=cuda_card // 2)
-            for part in PARTS}
+def cuda_layer(cuda_card, device):
+    """The whole layer's ms per sequence over DOC_NS (COST-04's and COST-05's time)."""
+    return _scaling("total", cuda_card, device)
+
+
+@pytest.fixture(scope="module")
+def cuda_projections(cuda_card, device):
+    """The projections' ms per sequence over DOC_NS (COST-06)."""
+    return _scaling("projections", cuda_card, device)
 
 
 @pytest.fixture(scope="module")
@@ -408,15 +393,16 @@ def cuda_memory(cuda_card, device):
     return [peak_memory(n, "naive", CostConfig(), device) for n in DOC_NS]
 
 
-def _timed(claim_id, rows, claim_record):
-    """Record the batch the part was timed at; undecided when even the largest batch that fits
-    keeps the shortest call under MIN_CALL_MS (launches, not arithmetic, would set the exponent)."""
-    claim_record(claim_id, {"batch": rows["batch"], "ms": [round(x, 3) for x in rows["ms"]]},
-                 label=f"timed at batch {rows['batch']}, grown until the call at {rows['ns'][0]} tokens "
-                       f"takes {MIN_CALL_MS} ms (CUDA)")
-    if not rows["reached"]:
-        undecided(f"{claim_id}: the shortest call takes {rows['ms'][0]:.3f} ms at batch {rows['batch']}, the "
-                  f"most that fits half the card; under {MIN_CALL_MS} ms launches set its time")
+def _timed(claim_id, rows, claim_record, reads):
+    """Record each length's batch and call; undecided when a call the rule ``reads`` (indices into
+    DOC_NS) stayed under MIN_CALL_MS at the largest batch that fits: launches, not arithmetic,
+    would set its time."""
+    claim_record(claim_id, {"batch": rows["batch"], "ms per call": [round(x, 3) for x in rows["call_ms"]]},
+                 label=f"per length, the batch grown until a call takes {MIN_CALL_MS} ms, and its call (CUDA)")
+    short = [DOC_NS[i] for i in reads if not rows["reached"][i]]
+    if short:
+        undecided(f"{claim_id}: at {short} tokens the largest batch that fits half the card still calls in under "
+                  f"{MIN_CALL_MS} ms; launches set those times")
     return rows["ms"]
 
 
@@ -431,30 +417,31 @@ def test_on_cuda_memory_grows_as_n_squared(cuda_memory, claim_record):
 
 @pytest.mark.gpu
 @pytest.mark.claim("COST-04")
-def test_on_cuda_time_grows_as_n_squared(cuda_scaling, claim_record):
-    ms = _timed("COST-04", cuda_scaling["total"], claim_record)
+def test_on_cuda_time_grows_as_n_squared(cuda_layer, claim_record):
+    ms = _timed("COST-04", cuda_layer, claim_record, reads=range(4))
     t, lo, hi = exponent_ci(DOC_NS, ms)
     claim_record("COST-04", round(t, 3), expected=1.91, tolerance=f"equivalence: 90 % interval [{lo:.2f}, {hi:.2f}] "
-                 f"inside {list(TIME_BAND)} (TOST)", label="time exponent, the chapter's last four sizes (CUDA)")
+                 f"inside {list(TIME_BAND)} (TOST)", label="time exponent per sequence, the chapter's last four sizes (CUDA)")
     judge("COST-04", within(lo, hi, TIME_BAND), f"time exponent {t:.2f} [{lo:.2f}, {hi:.2f}] against {list(TIME_BAND)}")
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("COST-05")
-def test_on_cuda_doubling_n_multiplies_the_time_by_about_4(cuda_scaling, claim_record):
-    ms = _timed("COST-05", cuda_scaling["total"], claim_record)
-    x4 = claim_record("COST-05", round(ms[-1] / ms[-2], 3), expected=3.69, tolerance=f"exact: {list(TIME_X4)}",
-                      label=f"time ratio {DOC_NS[-2]} -> {DOC_NS[-1]} (CUDA)")
+def test_on_cuda_doubling_n_multiplies_the_time_by_about_4(cuda_layer, claim_record):
+    ms = _timed("COST-05", cuda_layer, claim_record, reads=(2, 3))
+    x4 = claim_record("COST-05", round(ms[3] / ms[2], 3), expected=3.69, tolerance=f"exact: {list(TIME_X4)}",
+                      label=f"time ratio per sequence, {DOC_NS[2]} -> {DOC_NS[3]} (CUDA)")
     assert TIME_X4[0] <= x4 <= TIME_X4[1]
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("COST-06")
-def test_on_cuda_the_projections_grow_linearly(cuda_scaling, claim_record):
-    ms = _timed("COST-06", cuda_scaling["projections"], claim_record)
+def test_on_cuda_the_projections_grow_linearly(cuda_projections, claim_record):
+    ms = _timed("COST-06", cuda_projections, claim_record, reads=range(4))
     p, lo, hi = exponent_ci(DOC_NS, ms)
     claim_record("COST-06", round(p, 3), expected="≈1 (×10 for ×8)", tolerance=f"equivalence: 90 % interval "
-                 f"[{lo:.2f}, {hi:.2f}] inside {list(LINEAR)} (TOST)", label="projection time exponent, 1024 -> 8192 (CUDA)")
+                 f"[{lo:.2f}, {hi:.2f}] inside {list(LINEAR)} (TOST)",
+                 label="projection time exponent per sequence, 1024 -> 8192 (CUDA)")
     judge("COST-06", within(lo, hi, LINEAR), f"projection exponent {p:.2f} [{lo:.2f}, {hi:.2f}] against {list(LINEAR)}")
 
 

@@ -160,11 +160,18 @@ def part_ms(n: int, part: str, kind="naive", cfg=CostConfig(), device="cpu", see
 
 @torch.no_grad()
 def part_peak(n: int, part: str, kind="naive", cfg=CostConfig(), device="cpu", seed=0) -> int:
-    """Peak bytes of one call of ``part`` at length ``n``, with its input and the layer."""
+    """Peak bytes of one call of ``part`` at length ``n``, with the inputs it holds (``x``; for the
+    projections also the core output W_o reads, as large as ``x``); the layer's weights, which do
+    not grow with the batch, are left out."""
     device = torch.device(device)
     layer, x = _layer(n, cfg, device, seed)
     fn = _part(layer, x, part, kind)
-    return peak_bytes(fn, device) + x.numel() * x.element_size()
+    held = x.numel() * x.element_size() * (2 if part == "projections" else 1)
+    return peak_bytes(fn, device) + held
+
+
+class NoRoom(ValueError):
+    """Not one sequence of the part fits the memory given."""
 
 
 def grown_batch(ms_at, min_ms: float, max_batch: int) -> tuple[int, float]:
@@ -172,7 +179,7 @@ def grown_batch(ms_at, min_ms: float, max_batch: int) -> tuple[int, float]:
     and that call's ms; ``max_batch`` (or the largest power of two under it) and its ms when none
     does. A call shorter than ``min_ms`` is partly kernel launches, not arithmetic."""
     if max_batch < 1:
-        raise ValueError(f"max_batch is {max_batch}: not even one sequence fits the memory given")
+        raise NoRoom(f"max_batch is {max_batch}: not even one sequence fits the memory given")
     b, ms = 1, ms_at(1)
     while ms < min_ms and 2 * b <= max_batch:
         b *= 2
@@ -182,16 +189,23 @@ def grown_batch(ms_at, min_ms: float, max_batch: int) -> tuple[int, float]:
 
 def scaling(ns, part: str, kind="naive", cfg=CostConfig(), device="cpu", *, min_ms: float,
             memory: int) -> dict:
-    """Ms per call of ``part`` at each length in ``ns``, at one batch grown until the shortest
-    length's call takes ``min_ms`` (``grown_batch``), within ``memory`` bytes at the longest
-    length. ``reached`` says whether it got there; ``batch`` is the batch that was timed."""
-    per_seq = part_peak(max(ns), part, kind, replace(cfg, batch=1), device)
-    batch, first = grown_batch(lambda b: part_ms(min(ns), part, kind, replace(cfg, batch=b), device),
-                               min_ms, memory // per_seq)
-    grown = replace(cfg, batch=batch)
-    ms = [first if n == min(ns) else part_ms(n, part, kind, grown, device) for n in ns]
-    return {"ns": list(ns), "ms": ms, "batch": batch, "reached": first >= min_ms, "min_ms": min_ms,
-            "bytes_per_sequence": per_seq}
+    """Ms per sequence of ``part`` at each length in ``ns``. At each length the batch grows until one
+    call takes ``min_ms`` (``grown_batch``) within ``memory`` bytes, and the call's ms is divided by
+    its batch: past its launches a call is linear in its sequences. ``reached``, per length: whether
+    the call got to ``min_ms``."""
+    rows = {"ns": list(ns), "ms": [], "batch": [], "call_ms": [], "reached": [], "min_ms": min_ms,
+            "bytes_per_sequence": []}
+    for n in ns:
+        per_seq = part_peak(n, part, kind, replace(cfg, batch=1), device)
+        if per_seq > memory:
+            raise NoRoom(f"one {part} call at {n} tokens needs {per_seq / 2**30:.1f} GiB; "
+                         f"{memory / 2**30:.1f} GiB were given")
+        b, ms = grown_batch(lambda b: part_ms(n, part, kind, replace(cfg, batch=b), device), min_ms,
+                            memory // per_seq)
+        for k, v in (("ms", ms / b), ("batch", b), ("call_ms", ms), ("reached", ms >= min_ms),
+                     ("bytes_per_sequence", per_seq)):
+            rows[k].append(v)
+    return rows
 
 
 def slope(ns, ys) -> tuple[float, float]:

@@ -455,7 +455,7 @@ def test_grown_batch_is_the_smallest_power_of_two_whose_call_takes_min_ms(ms_per
 
 
 def test_a_memory_that_holds_no_sequence_is_refused_in_one_line():
-    with pytest.raises(ValueError, match="not even one sequence fits"):
+    with pytest.raises(cost.NoRoom, match="not even one sequence fits"):
         cost.grown_batch(lambda b: 1.0, 2.0, 0)
 
 
@@ -474,7 +474,7 @@ def test_the_projections_part_runs_q_k_v_and_W_o_and_no_core(monkeypatch):
     torch.testing.assert_close(out[0][0], layer.project(x)[0])
 
 
-def test_scaling_times_every_length_at_the_batch_grown_at_the_shortest(monkeypatch):
+def test_scaling_grows_the_batch_at_each_length_and_gives_ms_per_sequence(monkeypatch):
     calls = []
 
     def part_ms(n, part, kind, cfg, device):
@@ -482,15 +482,39 @@ def test_scaling_times_every_length_at_the_batch_grown_at_the_shortest(monkeypat
         return 0.001 * n * cfg.batch  # ms: linear in tokens and in sequences
     monkeypatch.setattr(cost, "part_ms", part_ms)
     monkeypatch.setattr(cost, "part_peak", lambda n, part, kind, cfg, device: 1000 * n)  # bytes per sequence
-    rows = cost.scaling((100, 200, 400), "projections", cfg=SMALL, min_ms=0.35, memory=400_000 * 8)
-    assert rows["batch"] == 4 and rows["reached"]  # 0.1, 0.2, 0.4 ms at 100 tokens
-    assert rows["ms"] == pytest.approx([0.4, 0.8, 1.6]) and rows["bytes_per_sequence"] == 400_000
-    assert calls == [(100, 1), (100, 2), (100, 4), (200, 4), (400, 4)]
-    capped = cost.scaling((100, 200, 400), "projections", cfg=SMALL, min_ms=0.35, memory=400_000 * 3)
-    assert capped["batch"] == 2 and not capped["reached"]  # three sequences fit: timed at two, short of min_ms
+    rows = cost.scaling((100, 200, 400), "projections", cfg=SMALL, min_ms=0.35, memory=400_000 * 3)
+    assert rows["batch"] == [4, 2, 1] and rows["reached"] == [True, True, True]  # 0.4, 0.4, 0.4 ms a call
+    assert rows["ms"] == pytest.approx([0.1, 0.2, 0.4]) and rows["call_ms"] == pytest.approx([0.4, 0.4, 0.4])
+    assert rows["bytes_per_sequence"] == [100_000, 200_000, 400_000]
+    assert calls == [(100, 1), (100, 2), (100, 4), (200, 1), (200, 2), (400, 1)]
+    capped = cost.scaling((100, 200, 400), "projections", cfg=SMALL, min_ms=0.45, memory=400_000)
+    assert capped["batch"] == [4, 2, 1] and capped["reached"] == [False, False, False]  # 0.4 ms: the memory's most
+    with pytest.raises(cost.NoRoom, match=r"one projections call at 400 tokens needs 0.0 GiB; 0.0 GiB were given"):
+        cost.scaling((100, 400), "projections", cfg=SMALL, min_ms=0.35, memory=399_999)
+
+
+def test_the_projections_peak_counts_the_core_output_they_read(monkeypatch):
+    monkeypatch.setattr(cost, "peak_bytes", lambda fn, device: 0)
+    x_bytes = SMALL.batch * 5 * SMALL.d_model * 4
+    assert cost.part_peak(5, "total", cfg=SMALL) == x_bytes
+    assert cost.part_peak(5, "projections", cfg=SMALL) == 2 * x_bytes  # x, and y as large
 
 
 def test_scaling_on_the_cpu_measures_real_calls():
     rows = cost.scaling((8, 16), "total", cfg=SMALL, min_ms=0.0, memory=2**30)
-    assert rows["batch"] == 1 and rows["reached"] and all(ms > 0 for ms in rows["ms"])
-    assert rows["bytes_per_sequence"] > 0
+    assert rows["batch"] == [1, 1] and rows["reached"] == [True, True] and all(ms > 0 for ms in rows["ms"])
+    assert all(b > 0 for b in rows["bytes_per_sequence"])
+
+
+# ---- the gpu tier's time rules against the chapter's own laptop-GPU table ---------------------
+
+def test_the_chapters_own_timings_pass_the_gpu_tiers_rules():
+    """A rule that refuted the chapter's own measurement would judge the rule, not the claim:
+    COST-04's time exponent and COST-06's projection exponent, through the gpu tier's rules, from
+    the chapter's table (COST-05's band is the chapter's own last ratio, so it cannot refute it)."""
+    from claims.test_cost import DOC_NS, LINEAR, TABLE, TIME_BAND, exponent_ci
+    from suite.rules import inside
+    t, t_lo, t_hi = exponent_ci(DOC_NS, [TABLE[n][0] for n in DOC_NS])
+    p, p_lo, p_hi = exponent_ci(DOC_NS, [TABLE[n][1] for n in DOC_NS])
+    assert (round(t, 2), round(t_lo, 2), round(t_hi, 2)) == (1.91, 1.73, 2.10) and inside(t_lo, t_hi, TIME_BAND)
+    assert (round(p, 2), round(p_lo, 2), round(p_hi, 2)) == (1.10, 0.94, 1.26) and inside(p_lo, p_hi, LINEAR)
