@@ -32,7 +32,7 @@ LAB = TINY_LAB.config
 
 class Batched:
     """The Stack's weights, one (M, ...) tensor per name, and a forward of bmm's over them.
-    Duck-types what fit uses of a Stack: train(), loss(x, y), parameters()."""
+    Duck-types what fit uses of a Stack: train(), loss(x, y), parameters() (its device too)."""
 
     def __init__(self, stack: Stack):
         c = self.c = stack.config
@@ -61,14 +61,14 @@ class Batched:
         nh, hs = c.n_head, c.head_width
         h = p["tok.weight"][torch.arange(M)[:, None], x.reshape(M, -1)]  # (M, B*T, d)
         if c.positions == "learned":
-            h = (h.view(M, B, T, -1) + p["pos.table.weight"][:, None, :T]).view(M, B * T, -1)
+            h = (h.view(M, B, T, -1) + p["pos.table.weight"][:, None, :T]).view(M, B * T, -1)  # (M, B*T, d)
         for i in range(c.n_layer):
             pre = f"blocks.{i}."
-            q, k, v = self._lin(self._ln(h, pre + "ln_mix_in"), pre + "mix.qkv").split(nh * hs, -1)
-            q, k, v = (t.reshape(M * B, T, nh, hs).transpose(1, 2).reshape(M * B * nh, T, hs) for t in (q, k, v))
-            s = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(hs)  # divided, as attend does
+            q, k, v = self._lin(self._ln(h, pre + "ln_mix_in"), pre + "mix.qkv").split(nh * hs, -1)  # 3 x (M, B*T, nh*hs)
+            q, k, v = (t.reshape(M * B, T, nh, hs).transpose(1, 2).reshape(M * B * nh, T, hs) for t in (q, k, v))  # (M*B*nh, T, hs)
+            s = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(hs)  # (M*B*nh, T, T); divided, as attend does
             s = s.masked_fill(~causal_mask(T, x.device), float("-inf")).softmax(-1)
-            a = torch.bmm(s, v).view(M * B, nh, T, hs).transpose(1, 2).reshape(M, B * T, nh * hs)
+            a = torch.bmm(s, v).view(M * B, nh, T, hs).transpose(1, 2).reshape(M, B * T, nh * hs)  # (M, B*T, nh*hs)
             h = h + self._lin(a, pre + "mix.proj")
             f = F.gelu(self._lin(self._ln(h, pre + "ln_ff_in"), pre + "ff.fc"))
             h = h + self._lin(f, pre + "ff.proj")

@@ -64,8 +64,6 @@ class RunSpec:
     def key(self) -> str:
         d = asdict(self)
         d.pop("label")
-        if d["step"] == "eager":
-            d.pop("step")  # the keys made before the field existed were eager runs
         d.update(device=torch.device(self.device).type, corpus_sha=CORPORA[self.corpus].sha256,
                  torch=torch.__version__, code=code_version())
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:20]

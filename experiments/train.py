@@ -9,6 +9,7 @@ Device-agnostic (pass a device), deterministic on CPU for given seeds, quiet unl
 log. ``train`` returns one plain dict per seed (its record) that the run cache stores as JSON.
 """
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
@@ -80,33 +81,47 @@ RECOMPILES = 64
 
 def compile_options(device) -> dict:
     """``torch.compile``'s options for a step on ``device``. CUDA: the "cudagraphs" backend captures
-    eager's own kernels, so a step replays without launching each one (its eager rate is launch
-    bound) and rounds as eager does, and compiling an arm takes seconds, not inductor's tens of
-    seconds per arm. The CPU: inductor, which fuses kernels (docs/speed.md)."""
+    eager's own kernels, so a launch-bound step should replay without launching each one, round as
+    eager does, and compile an arm in seconds where inductor takes tens (expected: no card has
+    measured it yet, docs/speed.md). The CPU: inductor, which fuses kernels."""
     return {"backend": "cudagraphs"} if torch.device(device).type == "cuda" else {"mode": "default"}
+
+
+def _cudagraph_skips() -> int:
+    from torch._dynamo.utils import counters
+    return counters["inductor"]["cudagraph_skips"]
 
 
 class StepLoss:
     """The stack's loss as a training step computes it: eager, or through ``torch.compile``
-    (``compile_options``, or ``options``). A compile that fails falls back to eager once, and
-    ``ran`` says so: a record names the step that produced it."""
+    (``compile_options``, or ``options``). ``ran`` names what ran, for the run's record: a compile
+    that fails on the first call falls back to eager with a warning, and a capture torch skipped
+    (CUDA graphs) is named; a failure on a later call is raised."""
 
     def __init__(self, stack: Stack, step: str, device, options: dict | None = None):
         if step not in STEPS:
             raise ValueError(f"unknown training step {step!r}; choose one of {STEPS}")
-        self.stack, self.ran = stack, step
+        self.stack, self.ran, self.calls = stack, step, 0
         self.fn = stack.loss
         if step == "compiled":
             self.fn = torch.compile(stack.loss, dynamic=False, **(options or compile_options(device)))
+            self.skips = _cudagraph_skips()
 
     def __call__(self, x, y) -> torch.Tensor:
+        self.calls += 1
         if self.ran != "compiled":
             return self.fn(x, y)
+        if self.calls == 2 and _cudagraph_skips() > self.skips:  # the first step's forward and backward
+            self.ran = "compiled (torch skipped the CUDA graph capture)"
         try:
             with torch._dynamo.config.patch(recompile_limit=RECOMPILES, fail_on_recompile_limit_hit=True):
                 return self.fn(x, y)
         except Exception as e:  # noqa: BLE001 (a backend's failure has no common type)
-            self.ran = f"eager (compile failed: {type(e).__name__}: {str(e).splitlines()[0][:200]})"
+            if self.calls > 1:
+                raise
+            said = " ".join(line.strip() for line in str(e).splitlines() if line.strip())[:200]
+            self.ran = f"eager (compile failed: {type(e).__name__}: {said})"
+            warnings.warn(f"the training step runs eager: {self.ran}", stacklevel=2)
             self.fn = self.stack.loss
             return self.fn(x, y)
 
@@ -119,7 +134,7 @@ def fit(stack: Stack, opt, batch, steps: int, *, lr=None, hooks=(), progress=Non
     after it, with the (M,) training losses; ``progress(step)`` is a sign of life. ``step``: a
     ``StepLoss`` or one of STEPS.
     """
-    loss_fn = step if isinstance(step, StepLoss) else StepLoss(stack, step, next(iter(stack.params.values())).device)
+    loss_fn = step if isinstance(step, StepLoss) else StepLoss(stack, step, next(iter(stack.parameters())).device)
     with flushed_denormals():
         return _fit(stack, opt, batch, steps, lr=lr, hooks=hooks, progress=progress, loss_fn=loss_fn)
 
@@ -206,12 +221,15 @@ def _start(model_cfg: GPTConfig, cfg: TrainConfig, seeds, device):
 def replay(model_cfg: GPTConfig, cfg: TrainConfig, train_tokens, *, seeds=(0,), steps=FIRST_LOSSES,
            device="cpu", step="eager") -> list[list[float]]:
     """The first ``steps`` per-step training losses of each seed's run, retrained: the same
-    models, batches and optimizer as ``train``, without the evaluations."""
+    models, batches and optimizer as ``train``, without the evaluations. A replay measures the
+    ``step`` it was asked for: a compiled one that fell back to eager raises."""
     stack, opt, schedule = _start(model_cfg, cfg, seeds, torch.device(device))
     tr = torch.as_tensor(np.asarray(train_tokens), dtype=torch.long)
-    losses = []
+    losses, loss_fn = [], StepLoss(stack, step, device)
     fit(stack, opt, token_batches(tr, seeds, cfg.batch_size, model_cfg.block_size, device, steps), steps,
-        lr=schedule, hooks=(lambda _, loss: losses.append(loss.double().tolist()),), step=step)
+        lr=schedule, hooks=(lambda _, loss: losses.append(loss.double().tolist()),), step=loss_fn)
+    if loss_fn.ran.split(" (")[0] != step:
+        raise RuntimeError(f"replay asked for the {step} step and ran {loss_fn.ran}")
     return np.array(losses).T.tolist()  # (M, steps)
 
 

@@ -96,9 +96,11 @@ class RoPE(NoPosition):
         return self.apply(q, pos), self.apply(k, pos)
 
 
-def alibi_slopes(n_head: int) -> torch.Tensor:
-    """The original geometric slopes m_h = 2^(-8h/H), h = 1..H."""
-    return torch.tensor([2.0 ** (-8.0 * h / n_head) for h in range(1, n_head + 1)])
+def alibi_slopes(n_head: int, device=None) -> torch.Tensor:
+    """The original geometric slopes m_h = 2^(-8h/H), h = 1..H, made on ``device`` (in float64, then
+    rounded: the same float32 numbers as Python's floats, for H = 1..32)."""
+    h = torch.arange(1, n_head + 1, dtype=torch.float64, device=device)
+    return (2.0 ** (-8.0 * h / n_head)).float()
 
 
 class ALiBi(NoPosition):
@@ -106,12 +108,12 @@ class ALiBi(NoPosition):
 
     def __init__(self, n_head: int):
         super().__init__()
-        self.register_buffer("slopes", alibi_slopes(n_head), persistent=False)
+        self.n_head = n_head  # the slopes are made where they are used: a stack's vmap leaves them unbatched
 
     def bias(self, T, device=None, dtype=None):
         t = torch.arange(T, device=device)
         dist = (t[:, None] - t[None, :]).clamp(min=0)  # (T, T); future entries are masked anyway
-        b = -self.slopes.to(device)[:, None, None] * dist  # (nh, T, T)
+        b = -alibi_slopes(self.n_head, device)[:, None, None] * dist  # (nh, T, T)
         return b if dtype is None else b.to(dtype)
 
 

@@ -77,9 +77,9 @@ def test_a_run_key_is_the_hash_of_the_specs_fields_corpus_sha_device_type_torch_
     monkeypatch.setattr(torch, "__version__", "9.8.7+test")
     cfg = TrainConfig(steps=5, batch_size=3, lr=2e-3, betas=(0.8, 0.9))
     spec = runs.RunSpec(TINY, cfg, seeds=(3, 1), corpus="pan-tadeusz", vocab_size=300, train_slice=0.25,
-                        device="cuda:1", label="not hashed")
+                        device="cuda:1", step="compiled", label="not hashed")
     by_hand = {"model": _flat(TINY), "train": _flat(cfg), "seeds": [3, 1], "corpus": "pan-tadeusz",
-               "vocab_size": 300, "train_slice": 0.25, "device": "cuda",
+               "vocab_size": 300, "train_slice": 0.25, "device": "cuda", "step": "compiled",
                "corpus_sha": data.CORPORA["pan-tadeusz"].sha256, "torch": "9.8.7+test", "code": "c0dec0dec0de"}
     assert spec.key() == _sha(json.dumps(by_hand, sort_keys=True).encode())[:20]
 
