@@ -72,3 +72,13 @@ def test_a_runs_work_is_its_parameters_times_its_predictions_over_its_seeds():
     built = sum(p.numel() for p in GPT(spec.model).parameters())
     assert n_params(spec.model) == built
     assert spec.work() == built * 1000 * 16 * 32 * 2  # steps x batch x window x seeds
+
+
+@pytest.mark.parametrize("scale", [catalogue.LADDER_FULL, catalogue.NORM_FULL, catalogue.LADDER_CI, catalogue.POS_CI],
+                         ids=lambda s: s.name)
+def test_on_cuda_every_seed_of_an_arm_trains_in_one_stacked_step_and_the_cpu_keeps_the_scales_choice(scale):
+    on_cuda = scale.specs(device="cuda")
+    assert [s.seeds for _, s in on_cuda] == [scale.seeds] * len(scale.arms)  # one spec per arm, all seeds
+    assert {s.step for _, s in on_cuda} == {"compiled"}
+    on_cpu = [s.seeds for _, s in scale.specs(device="cpu")]
+    assert on_cpu == ([scale.seeds] if scale.stack else [(s,) for s in scale.seeds]) * len(scale.arms)
