@@ -195,15 +195,17 @@ def scaling(ns, part: str, kind="naive", cfg=CostConfig(), device="cpu", *, min_
     the call got to ``min_ms``."""
     rows = {"ns": list(ns), "ms": [], "batch": [], "call_ms": [], "reached": [], "min_ms": min_ms,
             "bytes_per_sequence": []}
-    for n in ns:
-        per_seq = part_peak(n, part, kind, replace(cfg, batch=1), device)
-        if per_seq > memory:
-            raise NoRoom(f"one {part} call at {n} tokens needs {per_seq / 2**30:.1f} GiB; "
+    per_seq = {}
+    for n in sorted(ns, reverse=True):  # the longest first: a card without room says so at once
+        per_seq[n] = part_peak(n, part, kind, replace(cfg, batch=1), device)
+        if per_seq[n] > memory:
+            raise NoRoom(f"one {part} call at {n} tokens needs {per_seq[n] / 2**30:.1f} GiB; "
                          f"{memory / 2**30:.1f} GiB were given")
+    for n in ns:
         b, ms = grown_batch(lambda b: part_ms(n, part, kind, replace(cfg, batch=b), device), min_ms,
-                            memory // per_seq)
+                            memory // per_seq[n])
         for k, v in (("ms", ms / b), ("batch", b), ("call_ms", ms), ("reached", ms >= min_ms),
-                     ("bytes_per_sequence", per_seq)):
+                     ("bytes_per_sequence", per_seq[n])):
             rows[k].append(v)
     return rows
 

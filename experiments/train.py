@@ -94,25 +94,33 @@ def _cudagraph_skips() -> int:
 
 class StepLoss:
     """The stack's loss as a training step computes it: eager, or through ``torch.compile``
-    (``compile_options``, or ``options``). ``ran`` names what ran, for the run's record: a compile
-    that fails on the first call falls back to eager with a warning, and a capture torch skipped
-    (CUDA graphs) is named; a failure on a later call is raised."""
+    (``compile_options``, or ``options``). ``ran`` names what ran, for the run's record: a forward
+    that fails to compile on the first call falls back to eager with a warning; a capture torch
+    skipped (CUDA graphs) is named (``settle``); a failure later, or in the first backward, is
+    raised."""
 
     def __init__(self, stack: Stack, step: str, device, options: dict | None = None):
         if step not in STEPS:
             raise ValueError(f"unknown training step {step!r}; choose one of {STEPS}")
         self.stack, self.ran, self.calls = stack, step, 0
-        self.fn = stack.loss
-        if step == "compiled":
+        self.fn, self.compiled = stack.loss, step == "compiled"
+        if self.compiled:
             self.fn = torch.compile(stack.loss, dynamic=False, **(options or compile_options(device)))
             self.skips = _cudagraph_skips()
 
+    def settle(self) -> str:
+        """Name a CUDA graph capture that torch skipped since the step was made (the counter is the
+        process's: another compile in between would be counted too); returns ``ran``."""
+        if self.compiled and self.ran == "compiled" and _cudagraph_skips() > self.skips:
+            self.ran = "compiled (torch skipped the CUDA graph capture)"
+        return self.ran
+
     def __call__(self, x, y) -> torch.Tensor:
         self.calls += 1
-        if self.ran != "compiled":
+        if not self.compiled:
             return self.fn(x, y)
-        if self.calls == 2 and _cudagraph_skips() > self.skips:  # the first step's forward and backward
-            self.ran = "compiled (torch skipped the CUDA graph capture)"
+        if self.calls == 2:  # the first step's forward and backward are compiled
+            self.settle()
         try:
             with torch._dynamo.config.patch(recompile_limit=RECOMPILES, fail_on_recompile_limit_hit=True):
                 return self.fn(x, y)
@@ -122,7 +130,7 @@ class StepLoss:
             said = " ".join(line.strip() for line in str(e).splitlines() if line.strip())[:200]
             self.ran = f"eager (compile failed: {type(e).__name__}: {said})"
             warnings.warn(f"the training step runs eager: {self.ran}", stacklevel=2)
-            self.fn = self.stack.loss
+            self.fn, self.compiled = self.stack.loss, False
             return self.fn(x, y)
 
 
@@ -136,7 +144,9 @@ def fit(stack: Stack, opt, batch, steps: int, *, lr=None, hooks=(), progress=Non
     """
     loss_fn = step if isinstance(step, StepLoss) else StepLoss(stack, step, next(iter(stack.parameters())).device)
     with flushed_denormals():
-        return _fit(stack, opt, batch, steps, lr=lr, hooks=hooks, progress=progress, loss_fn=loss_fn)
+        wall = _fit(stack, opt, batch, steps, lr=lr, hooks=hooks, progress=progress, loss_fn=loss_fn)
+    loss_fn.settle()  # a capture skipped after the second step is named too
+    return wall
 
 
 def _fit(stack: Stack, opt, batch, steps: int, *, lr, hooks, progress, loss_fn) -> float:

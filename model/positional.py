@@ -113,8 +113,9 @@ class ALiBi(NoPosition):
     def bias(self, T, device=None, dtype=None):
         t = torch.arange(T, device=device)
         dist = (t[:, None] - t[None, :]).clamp(min=0)  # (T, T); future entries are masked anyway
-        b = -alibi_slopes(self.n_head, device)[:, None, None] * dist  # (nh, T, T)
-        return b if dtype is None else b.to(dtype)
+        slopes = alibi_slopes(self.n_head, device)  # float32, as the buffer they replace was made
+        b = -slopes.to(dtype or slopes.dtype)[:, None, None] * dist  # (nh, T, T), in the model's dtype
+        return b
 
 
 def build_positional(kind: str, *, d_model: int, d_head: int, n_head: int, n_positions: int):

@@ -23,7 +23,7 @@ from suite.winograd_scale import WinogradScale
 # arm): ladder 0.78x, sqrt 0.98x, norm 1.04x, norm-eq 0.96x, positions 1.03x, Winograd 1.02x,
 # the Polish lab 2.37x. At these widths a CPU step is matmul-bound, so the Shakespeare scales
 # train one seed at a time (each seed its own run, so a full-scale seed can be recorded alone);
-# the lab and Winograd (no loss there) stack. On a GPU, stack=True is the setting to try.
+# the lab and Winograd (no loss there) stack. On CUDA every arm's seeds stack (Scale.groups).
 
 # CI scale: half the width and window, a third of the steps at 3x the rate, a quarter of the
 # batch. 1000 x 16 x 64 = 1.0 M predictions (the document: 24.6 M). Three seeds. The ninth

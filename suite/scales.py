@@ -34,7 +34,7 @@ class Scale:
     train_slice: float = 1.0
     trains: dict = field(default_factory=dict)  # arm -> its own TrainConfig (e.g. a warmup)
     ci: bool = True        # CI scales train every arm up front (shared among xdist workers)
-    stack: bool = False    # train an arm's seeds side by side, or one by one (suite/catalogue.py STACKING)
+    stack: bool = False    # on the CPU: an arm's seeds side by side, or one by one (catalogue.py STACKING)
     family: str = ""       # full scales: the evidence family their records live in (suite/evidence/families.py)
 
     def groups(self, device="cpu") -> list[tuple[int, ...]]:

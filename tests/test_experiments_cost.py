@@ -491,6 +491,11 @@ def test_scaling_grows_the_batch_at_each_length_and_gives_ms_per_sequence(monkey
     assert capped["batch"] == [4, 2, 1] and capped["reached"] == [False, False, False]  # 0.4 ms: the memory's most
     with pytest.raises(cost.NoRoom, match=r"one projections call at 400 tokens needs 0.0 GiB; 0.0 GiB were given"):
         cost.scaling((100, 400), "projections", cfg=SMALL, min_ms=0.35, memory=399_999)
+    timed = []
+    monkeypatch.setattr(cost, "part_ms", lambda *a: timed.append(a) or 1.0)
+    with pytest.raises(cost.NoRoom):
+        cost.scaling((100, 200, 400), "projections", cfg=SMALL, min_ms=0.35, memory=399_999)
+    assert timed == []  # the longest length's room is known before any timing
 
 
 def test_the_projections_peak_counts_the_core_output_they_read(monkeypatch):

@@ -6,6 +6,7 @@ import pytest
 
 from suite import catalogue
 from suite import scales
+from suite import settings
 from experiments.runs import Job, memo_many, n_params
 from model.gpt import GPT
 
@@ -79,6 +80,6 @@ def test_a_runs_work_is_its_parameters_times_its_predictions_over_its_seeds():
 def test_on_cuda_every_seed_of_an_arm_trains_in_one_stacked_step_and_the_cpu_keeps_the_scales_choice(scale):
     on_cuda = scale.specs(device="cuda")
     assert [s.seeds for _, s in on_cuda] == [scale.seeds] * len(scale.arms)  # one spec per arm, all seeds
-    assert {s.step for _, s in on_cuda} == {"compiled"}
+    assert {s.step for _, s in on_cuda} == {settings.current().step_for("cuda")}  # CLAIMS_STEP, else compiled
     on_cpu = [s.seeds for _, s in scale.specs(device="cpu")]
     assert on_cpu == ([scale.seeds] if scale.stack else [(s,) for s in scale.seeds]) * len(scale.arms)
