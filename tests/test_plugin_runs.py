@@ -152,6 +152,12 @@ def test_waits_for_ctrl_c(claim_record):
 '''
 
 
+def _sigint_as_in_a_terminal():
+    """In the child, before exec: SIGINT's default action. A suite started in the background
+    (``nohup``, ``&``) passes SIGINT on ignored, and Python then never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.fast
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a process group is POSIX")
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
@@ -161,7 +167,7 @@ def test_ctrl_c_writes_the_report_of_what_ran_marked_interrupted_with_no_traceba
     (project / "test_it.py").write_text(SIGINT_TESTS, encoding="utf-8")
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", *workers],
                             cwd=project, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_sigint_as_in_a_terminal)
     deadline = time.monotonic() + 60
     while not (project / "started").exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0][-2000:]
