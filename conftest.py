@@ -16,11 +16,13 @@ import numpy as np
 import pytest
 
 from suite import settings
+from suite.devices import xdist_controller
 
 # The entry point: the environment is read and validated here, once, before anything uses it.
 SETTINGS = settings.load()
 
-pytest_plugins = ["pytester", "suite.fixtures"]  # suite.fixtures: the scales, run cache, evidence and pins
+pytest_plugins = ["pytester"]
+FIXTURES = "suite.fixtures"  # the scales, run cache, evidence and pins: loaded where tests run
 
 
 def pytest_addoption(parser):
@@ -28,9 +30,12 @@ def pytest_addoption(parser):
                      help="the browser test writes its screenshot of the annotated chapter into docs/images/")
 
 
+@pytest.hookimpl(tryfirst=True)  # the fixtures in place before any other plugin's configure
 def pytest_configure(config):
     if SETTINGS.problems:
         raise pytest.UsageError(SETTINGS.problems[0])
+    if not xdist_controller(config):  # the controller runs no test: it imports no torch (2 s)
+        config.pluginmanager.import_plugin(FIXTURES)
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if workers:  # xdist: share the cores instead of every worker spinning up all of them
         import torch

@@ -5,7 +5,9 @@
 *Cold*: the project's bytecode caches removed and an empty run cache (CLAIMS_CACHE_DIR), as on
 a fresh clone whose packages are installed. *Warm*: the same command again, right after. Each
 figure is the wall time of the whole command (interpreter start, imports, collection, tests,
-report), on whatever cores the machine has; run it alone, nothing else training.
+report), on whatever cores the machine has; run it alone, nothing else training. Under
+PYTHONDONTWRITEBYTECODE (set on some machines, this project's among them) no bytecode is cached,
+so every run, and every pytest process a test starts, compiles the project afresh: warm is cold.
 """
 import argparse
 import os
@@ -51,8 +53,9 @@ def main(argv=None):
             walls.append(wall)
             print(f"warm   {wall:6.1f} s  {summary}")
     warm = sorted(walls)[len(walls) // 2] if walls else float("nan")
-    print(f"`pytest -m fast {' '.join(a.pytest_args)}` on {os.cpu_count()} cores: cold {cold:.1f} s, "
-          f"warm {warm:.1f} s (median of {len(walls)})")
+    bytecode = "not cached (PYTHONDONTWRITEBYTECODE)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "cached"
+    print(f"`pytest -m fast {' '.join(a.pytest_args)}` on {os.cpu_count()} cores, bytecode {bytecode}: "
+          f"cold {cold:.1f} s, warm {warm:.1f} s (median of {len(walls)})")
 
 
 if __name__ == "__main__":

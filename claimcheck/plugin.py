@@ -342,6 +342,7 @@ def _git_commit(root: Path) -> str:
 
 
 _RUN_NAME = re.compile(r"\d{8}T\d{6}Z-\d+-[0-9a-f]{4}")
+_DEFINES = re.compile(r"(?m)\bdef (\w+)|^(\w+)\s*=")  # a test's name: ``def test_x`` or ``test_x = ...``
 
 
 def _run_id() -> str:
@@ -358,7 +359,7 @@ class ClaimReporter:
         self.notes: list[str] = []
         self.texts, self.stamps, self.entries = {}, None, []
         self.scope, self.built_from, self.interrupted = "latest", [], False
-        self._sources: dict[str, str | None] = {}
+        self._defined: dict[str, set[str] | None] = {}  # file -> the names it defines
         self.usage_errors: list[str] = []
         self.keep_runs = 0
         # no report for a run that runs nothing: --co (an editor discovering tests), --fixtures
@@ -585,14 +586,14 @@ class ClaimReporter:
         ``def`` or by assignment (``test_x = make_test(...)``)."""
         path, _, rest = nodeid.partition("::")
         name = rest.rsplit("::", 1)[-1].split("[", 1)[0]
-        if path not in self._sources:
+        if path not in self._defined:  # each file read and scanned once, not once per test
             try:
-                self._sources[path] = (Path(self.config.rootpath) / path).read_text(encoding="utf-8")
+                src = (Path(self.config.rootpath) / path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
-                self._sources[path] = None
-        src = self._sources[path]
-        return bool(name) and src is not None and re.search(rf"(?m)\bdef {re.escape(name)}\b|^{re.escape(name)}\s*=",
-                                                            src) is not None
+                src = None
+            self._defined[path] = None if src is None else {a or b for a, b in _DEFINES.findall(src)}
+        names = self._defined[path]
+        return bool(name) and names is not None and name in names
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.usage_errors and not self.is_worker:

@@ -1,5 +1,6 @@
 """One GPU per pytest-xdist worker: ``pytest -m gpu --runslow -n <number of GPUs>`` trains on
-every card. xdist schedules the tests; this only says which card a worker's "cuda" is."""
+every card. xdist schedules the tests; this only says which card a worker's "cuda" is, and
+which process runs no test at all."""
 import re
 
 
@@ -15,7 +16,9 @@ def worker_gpu(worker: str | None, count: int) -> int | None:
 def pin_worker_gpu(worker: str | None, cuda=None) -> int | None:
     """Make ``worker``'s current CUDA device its own card (``torch.cuda.set_device``), before
     anything trains; return the card, or None where nothing was pinned. ``cuda``: torch.cuda,
-    or a stand-in for a test on a machine without one."""
+    or a stand-in for a test on a machine without one. Outside xdist torch is not even imported."""
+    if re.fullmatch(r"gw\d+", worker or "") is None:
+        return None
     if cuda is None:
         import torch
         cuda = torch.cuda
@@ -25,3 +28,10 @@ def pin_worker_gpu(worker: str | None, cuda=None) -> int | None:
     if gpu is not None:
         cuda.set_device(gpu)
     return gpu
+
+
+def xdist_controller(config) -> bool:
+    """Whether this pytest process only hands tests to xdist workers (``-n N``, N > 0), rather than
+    collecting them itself (``--co``, ``--fixtures``, ``--fixtures-per-test``): it needs no torch."""
+    return (config.getoption("dist", "no") != "no" and bool(config.getoption("tx", None))
+            and not any(config.getoption(o) for o in ("collectonly", "showfixtures", "show_fixtures_per_test")))

@@ -1,7 +1,7 @@
 """One GPU per xdist worker (suite/devices.py), checked on the CPU with a stand-in for torch.cuda."""
 import pytest
 
-from suite.devices import pin_worker_gpu, worker_gpu
+from suite.devices import pin_worker_gpu, worker_gpu, xdist_controller
 
 pytestmark = pytest.mark.fast
 
@@ -34,3 +34,24 @@ def test_worker_gw_i_gets_card_i_mod_the_count(worker, count, card):
 
 def test_every_card_is_used_once_by_as_many_workers():
     assert sorted(worker_gpu(f"gw{i}", 8) for i in range(8)) == list(range(8))
+
+
+class FakeConfig:
+    def __init__(self, **options):
+        self.options = {"dist": "no", "tx": [], "collectonly": False, "showfixtures": False,
+                        "show_fixtures_per_test": False, **options}
+
+    def getoption(self, name, default=None):
+        return self.options.get(name, default)
+
+
+@pytest.mark.parametrize("options, controller", [
+    ({}, False),                                            # a serial run collects and runs its tests
+    ({"dist": "load", "tx": ["popen"] * 2}, True),          # -n 2: the controller only hands them out
+    ({"dist": "load", "tx": ["popen"] * 2, "collectonly": True}, False),  # --co -n 2 collects here
+    ({"dist": "load", "tx": ["popen"] * 2, "showfixtures": True}, False),
+    ({"dist": "load", "tx": ["popen"] * 2, "show_fixtures_per_test": True}, False),
+    ({"dist": "no", "tx": []}, False),                      # -n 0, or a worker (xdist sets dist "no" there)
+])
+def test_only_the_xdist_controller_goes_without_the_fixtures(options, controller):
+    assert xdist_controller(FakeConfig(**options)) is controller
