@@ -80,17 +80,36 @@ def pytest_claimcheck_tier(item, tier):
     return None
 
 
+def _trained_on() -> str:
+    """The device this process's tests train on, as the report names it."""
+    torch = sys.modules.get("torch")  # imported wherever a test ran (suite.fixtures)
+    if torch is not None and torch.cuda.is_available() and SETTINGS.device != "cpu":
+        n = torch.cuda.device_count()
+        return f"cuda ({torch.cuda.get_device_name(0)}{f', {n} cards, one per xdist worker' if n > 1 else ''})"
+    return SETTINGS.device or "cpu"
+
+
+_WORKERS_TRAINED_ON: list[str] = []  # the xdist controller's: what its workers said
+
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workeroutput"):  # an xdist worker tells the controller, which imports no torch
+        session.config.workeroutput["claims_trained_on"] = _trained_on()
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: the controller hears from each worker as it ends
+def pytest_testnodedown(node, error):
+    said = getattr(node, "workeroutput", {}).get("claims_trained_on")
+    if said:
+        _WORKERS_TRAINED_ON.append(said)
+
+
 def pytest_claimcheck_run_info(config):
     """What the report says of the machine: torch, the device trained on, the CPU."""
     from importlib import metadata
 
     from suite.pins import cpu_model
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available() and SETTINGS.device != "cpu":
-        n = torch.cuda.device_count()
-        device = f"cuda ({torch.cuda.get_device_name(0)}{f', {n} cards, one per xdist worker' if n > 1 else ''})"
-    else:
-        device = SETTINGS.device or "cpu"
+    device = _WORKERS_TRAINED_ON[0] if _WORKERS_TRAINED_ON else _trained_on()
     try:
         version = metadata.version("torch")
     except metadata.PackageNotFoundError:

@@ -342,7 +342,8 @@ def _git_commit(root: Path) -> str:
 
 
 _RUN_NAME = re.compile(r"\d{8}T\d{6}Z-\d+-[0-9a-f]{4}")
-_DEFINES = re.compile(r"(?m)\bdef (\w+)|^(\w+)\s*=")  # a test's name: ``def test_x`` or ``test_x = ...``
+# the names a file defines, ``def test_x`` or ``test_x = ...``; lookaheads, so "def def test_x" gives both
+_DEFINES = re.compile(r"(?m)\bdef (?=(\w+))|^(?=(\w+)\s*=)")
 
 
 def _run_id() -> str:
@@ -359,7 +360,7 @@ class ClaimReporter:
         self.notes: list[str] = []
         self.texts, self.stamps, self.entries = {}, None, []
         self.scope, self.built_from, self.interrupted = "latest", [], False
-        self._defined: dict[str, set[str] | None] = {}  # file -> the names it defines
+        self._defined: dict[str, tuple] = {}  # file -> (its source, the names it defines)
         self.usage_errors: list[str] = []
         self.keep_runs = 0
         # no report for a run that runs nothing: --co (an editor discovering tests), --fixtures
@@ -591,9 +592,14 @@ class ClaimReporter:
                 src = (Path(self.config.rootpath) / path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 src = None
-            self._defined[path] = None if src is None else {a or b for a, b in _DEFINES.findall(src)}
-        names = self._defined[path]
-        return bool(name) and names is not None and name in names
+            self._defined[path] = (src, None if src is None else {a or b for a, b in _DEFINES.findall(src)})
+        src, names = self._defined[path]
+        if not name or src is None:
+            return False
+        if re.fullmatch(r"\w+", name):  # the scan's names are whole \w runs
+            return name in names
+        # an identifier with a character \w lacks (U+00B7, a combining mark): read it alone
+        return re.search(rf"(?m)\bdef {re.escape(name)}\b|^{re.escape(name)}\s*=", src) is not None
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.usage_errors and not self.is_worker:

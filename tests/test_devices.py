@@ -40,6 +40,7 @@ class FakeConfig:
     def __init__(self, **options):
         self.options = {"dist": "no", "tx": [], "collectonly": False, "showfixtures": False,
                         "show_fixtures_per_test": False, **options}
+        self.options = {k: v for k, v in self.options.items() if v is not None}  # None: no such option
 
     def getoption(self, name, default=None):
         return self.options.get(name, default)
@@ -52,6 +53,19 @@ class FakeConfig:
     ({"dist": "load", "tx": ["popen"] * 2, "showfixtures": True}, False),
     ({"dist": "load", "tx": ["popen"] * 2, "show_fixtures_per_test": True}, False),
     ({"dist": "no", "tx": []}, False),                      # -n 0, or a worker (xdist sets dist "no" there)
+    ({"dist": None, "tx": None}, False),                    # -p no:xdist: no such options
 ])
 def test_only_the_xdist_controller_goes_without_the_fixtures(options, controller):
     assert xdist_controller(FakeConfig(**options)) is controller
+
+
+def test_the_report_names_the_device_the_xdist_workers_trained_on(monkeypatch):
+    """The controller imports no torch: each worker says what it trained on as it ends."""
+    import conftest as root
+    monkeypatch.setattr(root, "_WORKERS_TRAINED_ON", [])
+    session = type("Session", (), {"config": type("Config", (), {"workeroutput": {}})()})()
+    root.pytest_sessionfinish(session)  # on a worker
+    assert session.config.workeroutput["claims_trained_on"] == root._trained_on()
+    node = type("Node", (), {"workeroutput": {"claims_trained_on": "cuda (NVIDIA H200)"}})()
+    root.pytest_testnodedown(node, None)  # on the controller
+    assert root.pytest_claimcheck_run_info(None)["device"] == "cuda (NVIDIA H200)"

@@ -152,10 +152,11 @@ def test_waits_for_ctrl_c(claim_record):
 '''
 
 
-def _sigint_as_in_a_terminal():
-    """In the child, before exec: SIGINT's default action. A suite started in the background
-    (``nohup``, ``&``) passes SIGINT on ignored, and Python then never raises KeyboardInterrupt."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+# pytest as a terminal starts it. A suite started in the background (``nohup``, ``&``) passes SIGINT
+# on ignored, and Python then never raises KeyboardInterrupt; the child sets Python's own handler
+# first (in the child's code: preexec_fn is unsafe in a process with threads, as torch's).
+PYTEST_AS_IN_A_TERMINAL = ("import signal, sys, pytest; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                           "sys.exit(pytest.console_main())")
 
 
 @pytest.mark.fast
@@ -165,9 +166,9 @@ def test_ctrl_c_writes_the_report_of_what_ran_marked_interrupted_with_no_traceba
     """Ctrl-C in a terminal signals the whole process group (xdist's workers too): so does this."""
     (project / "claims.toml").write_text(REGISTRY.replace('tier = "slow"', 'tier = "fast"'), encoding="utf-8")
     (project / "test_it.py").write_text(SIGINT_TESTS, encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", *workers],
-                            cwd=project, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True, preexec_fn=_sigint_as_in_a_terminal)
+    proc = subprocess.Popen([sys.executable, "-c", PYTEST_AS_IN_A_TERMINAL, "-p", "no:cacheprovider", "-p", "no:randomly",
+                             *workers], cwd=project, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
     deadline = time.monotonic() + 60
     while not (project / "started").exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0][-2000:]
