@@ -109,7 +109,10 @@ def pytest_claimcheck_run_info(config):
     from importlib import metadata
 
     from suite.pins import cpu_model
-    device = _WORKERS_TRAINED_ON[0] if _WORKERS_TRAINED_ON else _trained_on()
+    if _WORKERS_TRAINED_ON:
+        device = _WORKERS_TRAINED_ON[0]
+    else:  # a controller none of whose workers finished (Ctrl-C) has no torch to ask
+        device = "not known: no xdist worker finished" if xdist_controller(config) else _trained_on()
     try:
         version = metadata.version("torch")
     except metadata.PackageNotFoundError:

@@ -69,3 +69,11 @@ def test_the_report_names_the_device_the_xdist_workers_trained_on(monkeypatch):
     node = type("Node", (), {"workeroutput": {"claims_trained_on": "cuda (NVIDIA H200)"}})()
     root.pytest_testnodedown(node, None)  # on the controller
     assert root.pytest_claimcheck_run_info(None)["device"] == "cuda (NVIDIA H200)"
+
+
+def test_an_xdist_run_none_of_whose_workers_finished_does_not_guess_its_device(monkeypatch):
+    import conftest as root
+    monkeypatch.setattr(root, "_WORKERS_TRAINED_ON", [])
+    controller = FakeConfig(dist="load", tx=["popen"] * 2)
+    assert root.pytest_claimcheck_run_info(controller)["device"] == "not known: no xdist worker finished"
+    assert root.pytest_claimcheck_run_info(FakeConfig())["device"] == root._trained_on()  # a serial run asks itself
