@@ -114,8 +114,7 @@ class ALiBi(NoPosition):
         t = torch.arange(T, device=device)
         dist = (t[:, None] - t[None, :]).clamp(min=0)  # (T, T); future entries are masked anyway
         slopes = alibi_slopes(self.n_head, device)  # float32, as the buffer they replace was made
-        b = -slopes.to(dtype or slopes.dtype)[:, None, None] * dist  # (nh, T, T), in the model's dtype
-        return b
+        return -slopes.to(dtype or slopes.dtype)[:, None, None] * dist  # (nh, T, T), in the model's dtype
 
 
 def build_positional(kind: str, *, d_model: int, d_head: int, n_head: int, n_positions: int):
