@@ -31,6 +31,8 @@ easier: an interval passes only when it lies *inside* its band.
 
 docs/reference/statistics.md maps each kind of sentence to one of these rules.
 """
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import stats
 
@@ -40,7 +42,90 @@ ALPHA = 0.05
 TOST_LEVEL = 0.90  # two one-sided tests at 5 % each
 # A look after a first one that could not decide (more seeds, added once a result was seen) is
 # judged at 97.5 %: the two looks together pass a false claim at most 5 % + 1.25 % of the time.
+# Claims with a declared ``Schedule`` no longer use it; those without one yet still do.
 SECOND_LOOK = 0.975
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A claim's declared looks: the seed counts at which it is judged, in order, the last its cap.
+
+    Each look spends ``alpha / len(looks)`` of each side's alpha (Bonferroni over the looks), so
+    a false *holds* (or a false *diverges*) over every look together has probability at most
+    ``alpha`` however the looks fall (tests/test_sequential.py checks it by simulation). A look is
+    taken on the first ``n`` declared seeds only, never on a part of them or on seeds beyond
+    them; the claim's verdict is that of the first look that decides, and later records (which
+    other claims sharing the evidence may need) never change it. Undecided at the last look is
+    final: *undecided at the cap*."""
+    looks: tuple[int, ...]
+    alpha: float = ALPHA
+
+    def __post_init__(self):
+        if not self.looks or list(self.looks) != sorted(set(self.looks)) or self.looks[0] < 1:
+            raise ValueError(f"Schedule{self.looks}: the looks are increasing seed counts, at least one")
+
+    @property
+    def cap(self) -> int:
+        return self.looks[-1]
+
+    @property
+    def alpha_per_look(self) -> float:
+        """Each side's alpha at one look."""
+        return self.alpha / len(self.looks)
+
+    @property
+    def level(self) -> float:
+        """The two-sided interval level at each look (TOST at ``alpha_per_look`` a side)."""
+        return 1 - 2 * self.alpha_per_look
+
+    def text(self) -> str:
+        return (f"looks at {', '.join(map(str, self.looks))} seeds (cap {self.cap}), each at "
+                f"{self.level * 100:.4g} % (alpha {self.alpha:g} a side split over {len(self.looks)} looks)")
+
+
+@dataclass(frozen=True)
+class Look:
+    """Where a schedule stands: ``holds`` True / False / None at look ``index`` (1-based) of
+    ``schedule`` on its first ``n`` seeds; ``final`` when no later look can change it (decided, or
+    undecided at the cap); ``shown`` what the deciding (or last) look measured."""
+    schedule: Schedule
+    index: int
+    n: int
+    holds: bool | None
+    shown: object = None
+
+    @property
+    def final(self) -> bool:
+        return self.holds is not None or self.n == self.schedule.cap
+
+    @property
+    def next_n(self) -> int | None:
+        """The seeds the next look needs, or None when the claim is final."""
+        return None if self.final else self.schedule.looks[self.index]
+
+    def text(self) -> str:
+        j = f"look {self.index} of {len(self.schedule.looks)} ({self.n} seeds, {self.schedule.level * 100:.4g} %)"
+        if self.holds is not None:
+            return j
+        if self.final:
+            return f"{j}: undecided at the cap"
+        return f"{j}: undecided until look {self.index + 1} ({self.next_n} seeds)"
+
+
+def sequential(schedule: Schedule, available: int, judge_at) -> Look:
+    """Take ``schedule``'s looks in order on the first n of ``available`` seeds: ``judge_at(n,
+    level, alpha)`` returns ``(holds, shown)`` for the first n seeds at a look's interval level
+    (and a side's alpha, for start counts). The first look that decides is the verdict. With fewer
+    seeds than the first look, no look is taken: index 0, undecided, not final."""
+    last = Look(schedule, 0, 0, None)
+    for i, n in enumerate(schedule.looks, 1):
+        if n > available:
+            break
+        holds, shown = judge_at(n, schedule.level, schedule.alpha_per_look)
+        last = Look(schedule, i, n, None if holds is None else bool(holds), shown)
+        if holds is not None:
+            break
+    return last
 
 
 def mean_interval(x, level: float = TOST_LEVEL) -> tuple[float, float, float]:
