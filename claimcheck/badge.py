@@ -1,6 +1,8 @@
 """The badge: how many checkable claims hold, as an SVG and as shields.io's endpoint JSON."""
 import json
 
+from .verdict import checkable
+
 COLOURS = [(0.9, "#4c1", "brightgreen"), (0.75, "#97ca00", "green"),
            (0.6, "#a4a61d", "yellowgreen"), (0.45, "#dfb317", "yellow"),
            (0.3, "#fe7d37", "orange"), (0.0, "#e05d44", "red")]
@@ -9,10 +11,10 @@ COLOURS = [(0.9, "#4c1", "brightgreen"), (0.75, "#97ca00", "green"),
 def badge_text(doc: dict) -> tuple[str, str, str, str]:
     """(label, message, hex colour, shields colour name)."""
     s = doc["summary"]
-    checkable = sum(s.values()) - s["descriptive"]
-    frac = s["holds"] / checkable if checkable else 0.0
+    n = checkable(s)
+    frac = s["holds"] / n if n else 0.0
     hexc, name = next((h, n) for t, h, n in COLOURS if frac >= t)
-    return "claims", f"{s['holds']}/{checkable} hold", hexc, name
+    return "claims", f"{s['holds']}/{n} hold", hexc, name
 
 
 def badge_svg(label: str, message: str, colour: str) -> str:

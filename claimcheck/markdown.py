@@ -1,7 +1,7 @@
 """claims.md: the report as markdown, errata first."""
 from .badge import badge_text
 from .fmt import cell, measured
-from .verdict import (KINDS, STATUSES, by_section, headline_text, headline_value, lower_scale_divergences,
+from .verdict import (AT_CAP, KINDS, STATUSES, by_section, headline_text, headline_value, lower_scale_divergences,
                       point_state)
 
 
@@ -104,7 +104,8 @@ def markdown(doc: dict) -> str:
            f"Generated {doc['generated']} · commit `{doc['commit']}` · "
            + "".join(f"{k} {v} · " for k, v in (doc.get("info") or {}).items())
            + f"tiers run: {', '.join(doc['tiers']) or 'none'}", "",
-           " · ".join(f"**{s[k]}** {k}" for k in STATUSES), ""]
+           " · ".join(f"**{s[k]}** {k}" + (f" ({s[AT_CAP]} at the cap)" if k == "undecided" and s.get(AT_CAP) else "")
+                      for k in STATUSES), ""]
     if doc.get("interrupted"):
         out += [f"**{INTERRUPTED}**", ""]
     bad = [c for c in claims if c["status"] in ("fails", "diverges")]

@@ -112,12 +112,15 @@ class Undecided(pytest.skip.Exception):
     """What ``undecided`` raises: pytest reports it as a skip, the plugin as ``undecided``."""
 
 
-def undecided(reason: str):
+def undecided(reason: str, final: bool = False):
     """Call in a test whose rule cannot decide on what was measured: an interval straddles its
     band or margin. It is neither a pass nor a divergence; more data (seeds), not a wider band,
-    decides. The claim reads ``undecided`` at the test's scale. Only from the test's own call:
-    raised in a fixture it is a failure of the suite."""
-    raise Undecided(f"undecided: {reason}", _use_item_location=True)
+    decides. The claim reads ``undecided`` at the test's scale. ``final``: the claim's declared
+    looks are spent, and no more data will be taken: it reads *undecided at the cap*. Only from
+    the test's own call: raised in a fixture it is a failure of the suite."""
+    e = Undecided(f"undecided{' at the cap' * final}: {reason}", _use_item_location=True)
+    e.final = final
+    raise e
 
 
 def is_divergence_mark(mark) -> bool:

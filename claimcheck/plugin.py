@@ -467,6 +467,8 @@ class ClaimReporter:
             outcome = "xpassed" if hasattr(report, "wasxfail") else "passed"
         if outcome and not (t["outcome"] in ("failed", "error") and outcome != "error"):
             t.update(outcome=outcome, reason=_reason(report) if outcome != "passed" else "")
+            if outcome == "undecided" and ("claim_at_cap", True) in report.user_properties:
+                t["at_cap"] = True
         if report.when == "call":
             t["duration"] = round(report.duration, 3)
 
@@ -487,6 +489,8 @@ class ClaimReporter:
         if call.excinfo is not None and call.excinfo.errisinstance(Undecided):
             if call.when == "call":
                 rep.user_properties.append(("claim_undecided", True))
+                if getattr(call.excinfo.value, "final", False):
+                    rep.user_properties.append(("claim_at_cap", True))
             else:  # a fixture cannot have measured the claim
                 rep.outcome = "failed"
                 rep.claimcheck_note = f"undecided() in {call.when} is not a verdict: {call.excinfo.value.msg}"[:REASON_CHARS]

@@ -13,7 +13,7 @@ from .markdown import corrections_md, markdown
 from .marks import DEFAULT, Settings
 from .registry import QUOTE_JOIN
 from .marks import TIER_SKIP
-from .verdict import RAN, STATUSES, figures, pins, summary, tiers_run, verdicts
+from .verdict import AT_CAP, RAN, STATUSES, checkable, figures, pins, status_text, summary, tiers_run, verdicts
 
 
 def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings = DEFAULT,
@@ -149,14 +149,14 @@ def write(doc: dict, outdir: Path, texts: dict[str, str] | None = None) -> list[
 
 def terminal_lines(doc: dict) -> list[str]:
     s = doc["summary"]
-    checkable = sum(s.values()) - s["descriptive"]
-    lines = [f"{checkable} checkable claims: " + ", ".join(f"{s[k]} {k}" for k in STATUSES
-                                                           if k != "descriptive" and (k not in ("suspect", "undecided") or s.get(k)))
+    cap = f" ({s[AT_CAP]} at the cap)" if s.get(AT_CAP) else ""
+    lines = [f"{checkable(s)} checkable claims: " + ", ".join(f"{s[k]} {k}" + cap * (k == "undecided") for k in STATUSES
+                                                              if k != "descriptive" and (k not in ("suspect", "undecided") or s.get(k)))
              + f"; {s['descriptive']} descriptive"]
     for c in doc["claims"]:
         if c["status"] in ("fails", "diverges", "undecided", "suspect"):
             where = f"[{c['scale']}] " if c.get("scale") else ""
-            lines.append(f"  {c['status'].upper():9s} {c['id']:9s} {where}{c['reason'][:150]}")
+            lines.append(f"  {status_text(c).upper():9s} {c['id']:9s} {where}{c['reason'][:150]}")
     stale = [p for p in doc.get("pins", []) if p["status"] == "stale"]
     for p in stale:
         lines.append(f"  STALE PIN {p['file']}: {p['reason'][:150]}")

@@ -82,7 +82,7 @@ def _value(records, key):
 def plain(reason: str, claim_id: str | None = None) -> str:
     """A test's reason as a reader reads it: without pytest's "xfail: " or "undecided: " and
     without the claim's own ID in front (the row already names it)."""
-    reason = reason.removeprefix("xfail: ").removeprefix("undecided: ")
+    reason = reason.removeprefix("xfail: ").removeprefix("undecided at the cap: ").removeprefix("undecided: ")
     if claim_id and reason.startswith(claim_id):
         head, sep, rest = reason[len(claim_id):].partition(": ")
         if sep and (not head or (head.startswith(" (") and head.endswith(")"))):
@@ -148,6 +148,9 @@ def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
         if at[s]:
             status, reason, details = scale_verdict(at[s], getattr(claim, "id", None))
             scales[s] = {"status": status, "reason": reason, "details": details, "tests": [n for n, _ in at[s]]}
+            stuck = [t for _, t in at[s] if t["outcome"] == "undecided"]
+            if status == "undecided" and all(t.get("at_cap") for t in stuck):
+                scales[s]["at_cap"] = True  # its declared looks are spent: final
     failing = [s for s in scales if scales[s]["status"] == "fails"]
     ran = [s for s in scales if scales[s]["status"] in ("holds", "diverges", "undecided")]
     unmeasured = [s for s in scales if scales[s]["status"] == "not-measured"]
@@ -159,7 +162,7 @@ def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
         reasons = "; ".join((f"{words.get(s, s)}: " if words.get(s, s) else "") + v["reason"] for s, v in scales.items())
         return {"status": "not-run", "scale": None, "reason": reasons, "scales": scales}
     return {"status": scales[head]["status"], "scale": head, "reason": scales[head]["reason"],
-            "details": scales[head]["details"], "scales": scales}
+            "details": scales[head]["details"], "scales": scales, "at_cap": scales[head].get("at_cap", False)}
 
 
 def headline_text(claim: dict, words: dict | None = None) -> str:
@@ -172,9 +175,15 @@ def headline_text(claim: dict, words: dict | None = None) -> str:
         return f"suspect (was {claim['was']})" if claim.get("was") else "suspect"
     if not claim.get("scale"):
         return claim["status"]
-    others = [f"{v['status']} at {words.get(s, s)}" for s, v in claim["scales"].items()
-              if s != claim["scale"] and v["status"] != claim["status"]]
-    return "; ".join([f"{claim['status']} ({words.get(claim['scale'], claim['scale'])})"] + others)
+    others = [f"{status_text(v)} at {words.get(s, s)}" for s, v in claim["scales"].items()
+              if s != claim["scale"] and status_text(v) != status_text(claim)]
+    return "; ".join([f"{status_text(claim)} ({words.get(claim['scale'], claim['scale'])})"] + others)
+
+
+def status_text(v: dict) -> str:
+    """A claim's or a scale's status as a reader reads it: *undecided at the cap* when its
+    declared looks are spent."""
+    return "undecided at the cap" if v["status"] == "undecided" and v.get("at_cap") else v["status"]
 
 
 def lower_scale_divergences(claim: dict) -> list[str]:
@@ -328,6 +337,7 @@ def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset(), setting
             "statement": c.statement, "expected": c.value,  # the registry is the one source
             "measured": _value(records, "measured"), "tolerance": "; ".join(tolerances) or None,
             "tier": c.tier, "status": v["status"], "scale": v["scale"], "reason": v["reason"],
+            **({"at_cap": True} if v.get("at_cap") else {}),
             "details": v.get("details", []), "scales": v["scales"], "tests": [n for n, _ in ts], "records": records,
             **{k: getattr(c, k) for k in CORRECTION_FIELDS if getattr(c, k, None)},
         })
@@ -373,11 +383,22 @@ def figures(tests: dict) -> list[dict]:
     return [dict(f, test=n) for n, t in sorted(tests.items()) for f in t.get("figures", [])]
 
 
+AT_CAP = "undecided at the cap"
+
+
 def summary(claims: list[dict]) -> dict[str, int]:
+    """Claims per status (``STATUSES``), then ``undecided at the cap``: how many of the
+    undecided have spent their declared looks (a part of ``undecided``, not added to it)."""
     counts = {s: 0 for s in STATUSES}
     for c in claims:
         counts[c["status"]] += 1
+    counts[AT_CAP] = sum(status_text(c) == AT_CAP for c in claims)
     return counts
+
+
+def checkable(s: dict) -> int:
+    """The claims a summary counts, less the descriptive ones."""
+    return sum(s[k] for k in STATUSES) - s["descriptive"]
 
 
 MEASURED = ("holds", "diverges", "undecided", "fails")
@@ -403,12 +424,12 @@ def diff(a: dict, b: dict) -> list[dict]:
         if c is None:
             return "absent"
         kind = (c.get("diagnosis") or {}).get("kind")
-        return (f"{c['status']}" + (f" ({words.get(c['scale'], c['scale'])})" if c.get("scale") else "")
+        return (f"{status_text(c)}" + (f" ({words.get(c['scale'], c['scale'])})" if c.get("scale") else "")
                 + (f" [{kind}]" if kind else ""))
 
     def status(c, s):
-        st = (c.get("scales") or {}).get(s, {}).get("status")
-        return st if st in MEASURED else None
+        v = (c.get("scales") or {}).get(s, {})
+        return status_text(v) if v.get("status") in MEASURED else None
 
     def kind(c):
         return (c.get("diagnosis") or {}).get("kind")

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from claimcheck import undecided
 from experiments.configs import ladder
 from model import GPT
 from model.params import count
-from suite.rules import SECOND_LOOK, beyond, interval, judge, mean_interval, within
+from suite.catalogue import ABL05_LOOKS, LADDER_LOOKS
+from suite.rules import beyond, interval, interval_looks, judge, judge_look, within
 
 # At CI scale a gap's size is not the document's; only its sign is measured (the weaker form).
 CI_SIGN = "comparison (CI scale: the sign only): the 90 % interval of the mean paired gap above 0"
@@ -148,21 +148,20 @@ def test_the_ci_ladder_matches_its_pin(ladder_ci, pin):
 
 
 # Full scale. A gap between two trained numbers is judged by the word table's row for gaps (the
-# stated gap +-50 %, docs/reference/statistics.md), on the 90 % interval of the mean paired gap over the
-# declared seeds: LADDER_FULL declares one, which bounds nothing, so these read undecided until
-# more seeds are recorded.
+# stated gap +-50 %, docs/reference/statistics.md), on the interval of the mean paired gap over the
+# first seeds of each declared look (catalogue.LADDER_LOOKS, a sequential design).
 
 def _gap_band(doc):
     return (doc * 0.5, doc * 1.5)
 
 
-def _full_gap(claim_record, cid, gap, doc, label):
+def _full_gap(claim_record, cid, gap, doc, label, available):
     band = _gap_band(doc)
     claim_record(cid, gap.round(2), expected=doc, tolerance="reported", label=f"{label}, per seed")
-    return interval(claim_record, cid, gap, lambda lo, hi: within(lo, hi, band),
-                    f"equivalence: the 90 % interval of the mean paired gap inside {doc} ± 50 % "
-                    f"[{band[0]:g}, {band[1]:g}] (a gap between trained numbers, docs/reference/statistics.md)", label,
-                    expected=doc)
+    return interval_looks(claim_record, cid, gap, lambda lo, hi: within(lo, hi, band),
+                          f"equivalence: the interval of the mean paired gap inside {doc} ± 50 % "
+                          f"[{band[0]:g}, {band[1]:g}] (a gap between trained numbers, docs/reference/statistics.md)",
+                          label, LADDER_LOOKS, available, expected=doc)
 
 
 @pytest.mark.gpu
@@ -170,12 +169,14 @@ def _full_gap(claim_record, cid, gap, doc, label):
 def test_learned_weights_beat_uniform_by_14_at_full_scale(ladder_full, claim_record, claim_figure):
     claim_figure("ABL-01", "ladder_full", draw_ladder(ladder_full, "the ablation ladder, full scale"))
     gap = ladder_full.val("mean+residual") - ladder_full.val("head-added")
-    judge("ABL-01", _full_gap(claim_record, "ABL-01", gap, 14, "full scale: uniform - learned"), "about 14 points")
+    judge_look("ABL-01", _full_gap(claim_record, "ABL-01", gap, 14, "full scale: uniform - learned",
+                                   ladder_full.prefix()), "about 14 points", doc=14)
 
 
 def _ladder_gap(ladder_full, claim_record, cid, without, with_, doc):
     gap = ladder_full.val(without) - ladder_full.val(with_)
-    judge(cid, _full_gap(claim_record, cid, gap, doc, f"full scale: {without} - {with_}"), f"about {doc} points")
+    judge_look(cid, _full_gap(claim_record, cid, gap, doc, f"full scale: {without} - {with_}", ladder_full.prefix()),
+               f"about {doc} points", doc=doc)
 
 
 @pytest.mark.gpu
@@ -200,26 +201,13 @@ def test_the_residual_is_worth_188_for_the_mean_at_full_scale(ladder_full, claim
 @pytest.mark.claim("ABL-05")
 def test_layernorm_buys_1_8_at_full_scale(ladder_ln_full, claim_record):
     """1.8 +- 50 % ([0.9, 2.7]), the rule of the other ladder gaps; the effect is small beside the
-    seed spread, so it is the mean paired gap over the declared seeds (catalogue.LADDER_LN_FULL),
-    and its 90 % interval must lie inside the band (TOST, suite/rules.py); across an edge it is
-    undecided."""
+    seed spread, so it is the mean paired gap over the declared looks' seeds
+    (catalogue.ABL05_LOOKS), whose interval must lie inside the band (TOST, suite/rules.py)."""
     gap = ladder_ln_full.val("+mlp") - ladder_ln_full.val("+layernorm")  # paired by seed
     claim_record("ABL-05", gap.round(2), expected=1.8, tolerance="reported",
                  label=f"full scale: without - with LN, seeds {list(ladder_ln_full.seeds)}")
-    declared = ladder_ln_full.scale.seeds
-    if len(gap) < len(declared):  # no verdict on a part of the sample: that would be peeking
-        pytest.skip(f"ABL-05 is judged on its {len(declared)} declared paired seeds and {len(gap)} are recorded: run "
-                    f"`python -m suite.evidence run --family ladder --arms +mlp,+layernorm --seeds "
-                    f"{','.join(map(str, declared))}`")
-    # seeds 3-9 are a second look, declared once seeds 0-2 could not decide: judged at 97.5 %
-    m, lo, hi = mean_interval(gap, SECOND_LOOK)
-    claim_record("ABL-05", [round(m, 2), round(lo, 2), round(hi, 2)], expected=1.8,
-                 tolerance=f"equivalence, second look: the {SECOND_LOOK * 100:g} % interval inside [0.9, 2.7] "
-                           "(1.8 ± 50 %; docs/reference/statistics.md)",
-                 label=f"full scale: mean gap and {SECOND_LOOK * 100:g} % interval")
-    side = within(lo, hi, (0.9, 2.7))
-    if side is None:
-        undecided(f"the {SECOND_LOOK * 100:g} % interval of the mean gap, [{lo:.2f}, {hi:.2f}] over the {len(gap)} "
-                  "declared paired seeds, crosses an edge of [0.9, 2.7]; a larger sample "
-                  "would be a third look, declared before it runs")
-    assert side
+    look = interval_looks(claim_record, "ABL-05", gap, lambda lo, hi: within(lo, hi, (0.9, 2.7)),
+                          "equivalence: the interval of the mean paired gap inside [0.9, 2.7] (1.8 ± 50 %; "
+                          "docs/reference/statistics.md)", "full scale: without - with LN", ABL05_LOOKS,
+                          ladder_ln_full.prefix(), expected=1.8)
+    judge_look("ABL-05", look, "about 1.8 points", doc=1.8)

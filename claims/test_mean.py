@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from model import GPT, averaging_matrix
 from experiments.configs import ladder
-from suite.rules import beyond, interval, joint_record, judge, within
+from suite.catalogue import LADDER_LOOKS
+from suite.rules import beyond, interval, interval_looks, joint_looks, judge, judge_look, within
 from claimcheck import diverges
 
 
@@ -184,22 +185,23 @@ def test_a_counted_token_bigram_lands_where_the_no_context_model_does(shakespear
 
 # Full scale: the document reports one number per rung. A trained number printed bare is judged
 # within 5 % (the word table, docs/reference/statistics.md), a derived one within 15 % (catalogue §2a: ±0.5 per
-# rounded difference used), each on the 90 % interval of the seed mean: LADDER_FULL declares one
-# seed, which bounds nothing, so these read undecided until more seeds are recorded.
+# rounded difference used), each on the interval of the seed mean at the declared looks
+# (catalogue.LADDER_LOOKS, a sequential design).
 
-def _near(claim_record, cid, x, doc, rel, label, why):
+def _near(claim_record, cid, x, doc, rel, label, why, available):
     claim_record(cid, np.round(x, 2), expected=doc, tolerance="reported", label=f"{label}, per seed")
     band = (doc * (1 - rel), doc * (1 + rel))
-    return interval(claim_record, cid, x, lambda lo, hi: within(lo, hi, band),
-                    f"equivalence: the 90 % interval of the seed mean inside {doc} ± {rel:.0%} ({why})", label,
-                    expected=doc)
+    return interval_looks(claim_record, cid, x, lambda lo, hi: within(lo, hi, band),
+                          f"equivalence: the interval of the seed mean inside {doc} ± {rel:.0%} ({why})", label,
+                          LADDER_LOOKS, available, expected=doc)
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("AVG-03")
 def test_no_context_baseline_is_59_71(ladder_full, claim_record):
-    judge("AVG-03", _near(claim_record, "AVG-03", ladder_full.val("no-context"), 59.71, 0.05, "full scale: no context",
-                          "a trained number printed bare"), "59.71")
+    judge_look("AVG-03", _near(claim_record, "AVG-03", ladder_full.val("no-context"), 59.71, 0.05,
+                               "full scale: no context", "a trained number printed bare", ladder_full.prefix()), "59.71",
+               doc=59.71)
 
 
 @pytest.mark.gpu
@@ -209,11 +211,11 @@ def test_the_mean_is_four_times_worse_at_full_scale(ladder_full, claim_record):
     claim_record("AVG-02", np.round(mean, 2), expected=248.45, tolerance="reported", label="full scale: mean, per seed")
     # "quattro volte peggiore", read as NORM-05 reads "otto volte": the ratio rounds to 4; and the
     # mean's own perplexity, a derived number, within 15 %
-    judge("AVG-02", joint_record(claim_record, "AVG-02", [
+    judge_look("AVG-02", joint_looks(claim_record, "AVG-02", [
         ("full scale: mean / no context", mean / noctx, lambda lo, hi: within(lo, hi, (3.5, np.nextafter(4.5, 0)))),
         ("full scale: mean", mean, lambda lo, hi: within(lo, hi, (248.45 * 0.85, 248.45 * 1.15)))],
-        "joint: the ratio's 90 % interval inside [3.5, 4.5) ('quattro volte'), the mean's inside 248.45 ± 15 % "
-        "(derived)"), "four times worse, the mean near 248.45")
+        "joint: the ratio's interval inside [3.5, 4.5) ('quattro volte'), the mean's inside 248.45 ± 15 % "
+        "(derived)", LADDER_LOOKS, ladder_full.prefix()), "four times worse, the mean near 248.45")
 
 
 @pytest.mark.gpu
@@ -221,13 +223,16 @@ def test_the_mean_is_four_times_worse_at_full_scale(ladder_full, claim_record):
 def test_positions_gain_2_14_at_full_scale(ladder_full, claim_record):
     gain = ladder_full.val("mean") - ladder_full.val("mean+positions")
     claim_record("AVG-06", gain.round(2), expected=2.14, tolerance="reported", label="full scale: gain, per seed")
-    judge("AVG-06", interval(claim_record, "AVG-06", gain, lambda lo, hi: within(lo, hi, (1.07, 3.21)),
-                             "equivalence: the 90 % interval of the mean paired gain inside 2.14 ± 50 % (a gap between "
-                             "trained numbers, docs/reference/statistics.md)", "full scale: gain", expected=2.14), "2.14 points")
+    judge_look("AVG-06", interval_looks(claim_record, "AVG-06", gain, lambda lo, hi: within(lo, hi, (1.07, 3.21)),
+                                        "equivalence: the interval of the mean paired gain inside 2.14 ± 50 % (a gap "
+                                        "between trained numbers, docs/reference/statistics.md)", "full scale: gain",
+                                        LADDER_LOOKS, ladder_full.prefix(), expected=2.14), "2.14 points",
+               doc=2.14)
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("AVG-09")
 def test_the_residual_mean_is_60_45(ladder_full, claim_record):
-    judge("AVG-09", _near(claim_record, "AVG-09", ladder_full.val("mean+residual"), 60.45, 0.05,
-                          "full scale: mean + residual", "a trained number printed bare"), "60.45")
+    judge_look("AVG-09", _near(claim_record, "AVG-09", ladder_full.val("mean+residual"), 60.45, 0.05,
+                               "full scale: mean + residual", "a trained number printed bare", ladder_full.prefix()),
+               "60.45", doc=60.45)

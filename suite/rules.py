@@ -338,3 +338,74 @@ def joint_record(claim_record, claim_id, parts, tolerance: str, level: float = T
         claim_record(claim_id, [round(m, 4), round(lo, 4), round(hi, 4)], tolerance=tolerance,
                      label=f"{label}: mean and {level * 100:g} % interval over {len(np.ravel(x))} seeds")
     return holds
+
+
+# ---- a claim judged on its schedule's looks ------------------------------------------------
+
+def declared_prefix(recorded, declared) -> int:
+    """How many of the declared seeds, from the first, are recorded: the seeds a look may read
+    (a gap in the declared order stops the count, so a look never reads a part of its seeds)."""
+    have, n = set(recorded), 0
+    for s in declared:
+        if s not in have:
+            break
+        n += 1
+    return n
+
+
+def interval_looks(claim_record, claim_id, x, check, tolerance: str, label: str, schedule: Schedule,
+                   available: int, expected=None) -> Look:
+    """``interval`` on a schedule: ``x`` per declared seed, in the declared order (its first
+    ``available`` are read). Records the deciding (or last) look's mean and interval."""
+    x = np.asarray(x, float)
+
+    def at(n, level, _alpha):
+        m, lo, hi = mean_interval(x[:n], level)
+        return check(lo, hi), (m, lo, hi)
+
+    look = sequential(schedule, available, at)
+    if look.index:
+        m, lo, hi = look.shown
+        claim_record(claim_id, [round(m, 4), round(lo, 4), round(hi, 4)], expected=expected,
+                     tolerance=f"{tolerance}; sequential: {schedule.text()}",
+                     label=f"{label}: mean and {schedule.level * 100:.4g} % interval over the first {look.n} seeds, "
+                           f"look {look.index} of {len(schedule.looks)}")
+    return look
+
+
+def joint_looks(claim_record, claim_id, parts, tolerance: str, schedule: Schedule, available: int) -> Look:
+    """``joint_record`` on a schedule: ``parts`` are ``(label, x, check)``, each ``x`` per declared
+    seed in the declared order. Every part passes at the look's level, or one fails at its
+    Bonferroni level within the look."""
+    parts = [(label, np.asarray(x, float), check) for label, x, check in parts]
+
+    def at(n, level, _alpha):
+        shown, holds = joint([(x[:n], check) for _, x, check in parts], level)
+        return holds, shown
+
+    look = sequential(schedule, available, at)
+    if look.index:
+        for (label, _, _), (m, lo, hi) in zip(parts, look.shown):
+            claim_record(claim_id, [round(m, 4), round(lo, 4), round(hi, 4)],
+                         tolerance=f"{tolerance}; sequential: {schedule.text()}",
+                         label=f"{label}: mean and {schedule.level * 100:.4g} % interval over the first {look.n} "
+                               f"seeds, look {look.index} of {len(schedule.looks)}")
+    return look
+
+
+def judge_look(claim_id: str, look: Look, what: str, doc: float | None = None) -> None:
+    """Assert a scheduled claim's verdict in the calling test: the deciding look's answer; else
+    *undecided* until the next look (naming its seeds), or *undecided at the cap*, with what the
+    last interval rules out and whether the document's value ``doc`` is inside it."""
+    s = look.schedule
+    if look.holds is None:
+        if look.index == 0:
+            undecided(f"{claim_id}: {what}: fewer than the first look's {s.looks[0]} declared seeds are recorded "
+                      f"({s.text()}); `python -m suite.evidence pending` lists them")
+        shown = look.shown if isinstance(look.shown, tuple) else None
+        outside = (f"; the {s.level * 100:.4g} % interval [{shown[1]:.4g}, {shown[2]:.4g}] rules out values below "
+                   f"{shown[1]:.4g} and above {shown[2]:.4g}") if shown else ""
+        if shown and doc is not None:
+            outside += f"; the document's {doc:g} is {'inside' if shown[1] <= doc <= shown[2] else 'outside'} it"
+        undecided(f"{claim_id}: {what}: {look.text()}{outside}", final=look.final)
+    assert look.holds, f"{claim_id}: {what} ({look.text()})"

@@ -22,6 +22,7 @@ from experiments.grad_norms import BATCH, N_LAYER, REDUCTIONS, grad_norms
 from experiments.runs import Job, RunSpec, memo_key, memo_many, n_params
 from experiments.train import TrainConfig
 from suite import settings
+from suite.rules import declared_prefix
 from suite.settings import no_corpus
 
 
@@ -121,6 +122,11 @@ class Runs:
     @property
     def seeds(self) -> tuple[int, ...]:
         return self._seeds
+
+    def prefix(self) -> int:
+        """How many of the scale's declared seeds, from the first, are here: the seeds a declared
+        look may read (suite.rules.Schedule)."""
+        return declared_prefix(self._seeds, self.scale.seeds)
 
     def _fetch(self, arms) -> None:
         for arm, recs in self._records(arms).items():
