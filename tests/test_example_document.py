@@ -52,7 +52,7 @@ def test_the_example_reports_each_claim_as_designed(baseline):
     claims = {c["id"]: c for c in doc["claims"]}
     assert {cid: c["status"] for cid, c in claims.items()} == DESIGNED
     assert doc["summary"] == {"holds": 5, "fails": 0, "diverges": 1, "undecided": 0, "suspect": 0, "not-run": 0,
-                              "not-measured": 0, "untested": 0, "descriptive": 1}
+                              "not-measured": 0, "untested": 0, "descriptive": 1, "undecided at the cap": 0}
     assert doc["tiers"] == ["fast", "slow"] and doc["scales"] == {"formula": "formula", "simulation": "simulation"}
     # the two-scale claim: by formula (fast) and by simulation (slow), headline at the higher
     two = claims["BDAY-02"]

@@ -155,7 +155,7 @@ def test_each_claim_gets_exactly_one_verdict(scratch):
     assert {c["id"] for c in doc["claims"] if "correction_proposal" in c} == {
         c for c, s in EXPECTED.items() if s == "diverges"}
     assert doc["summary"] == {"holds": 3, "fails": 2, "diverges": 1, "undecided": 0, "suspect": 0, "not-measured": 1,
-                              "not-run": 1, "untested": 1, "descriptive": 1}
+                              "not-run": 1, "untested": 1, "descriptive": 1, "undecided at the cap": 0}
     # a test that passed and recorded nothing shows no evidence: not a holds
     assert by_id(doc)["N-01"]["reason"] == ("1 test passed, and none recorded a value for N-01: claim_record(...) "
                                             "puts what a test measured in the report")
@@ -700,7 +700,7 @@ def test_in_a_fixture(early):
 @pytest.mark.claim("M-01")
 @diverges("canned")
 def test_under_diverges():
-    undecided("the mark is there, but nothing was asserted")
+    undecided("the mark is there, but nothing was asserted; its looks are spent", final=True)
 '''
 
 
@@ -717,8 +717,11 @@ def test_undecided_is_its_own_verdict_only_from_the_tests_own_call(scratch, work
     assert by["P-01"]["details"] == ["test_undecided.py::test_straddles: undecided"]
     assert by["U-01"]["status"] == "fails" and "undecided() in setup is not a verdict" in by["U-01"]["reason"]
     assert by["M-01"]["status"] == "undecided"  # not a failed assertion, so never a divergence
-    assert doc["summary"]["undecided"] == 2
-    result.stdout.fnmatch_lines(["*1 fails, 0 diverges, 2 undecided*", "*UNDECIDED P-01*"])
+    assert by["M-01"]["at_cap"] and "at_cap" not in by["P-01"]  # final=True: its declared looks are spent
+    assert by["M-01"]["headline"].startswith("undecided at the cap") and by["P-01"]["headline"].startswith("undecided (")
+    assert doc["summary"]["undecided"] == 2 and doc["summary"]["undecided at the cap"] == 1
+    result.stdout.fnmatch_lines(["*1 fails, 0 diverges, 2 undecided (1 at the cap)*", "*UNDECIDED P-01*",
+                                 "*UNDECIDED AT THE CAP M-01*"])
     md = (scratch.path / "out" / "claims.md").read_text()
     undecided_part = md.split("### Undecided")[1].split("##")[0]
     assert "P-01" in undecided_part and "M-01" in undecided_part and "P-01" not in md.split("## Errata")[1].split("###")[0]
