@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from . import check, fingerprint, progress, report
+from . import check, fingerprint, progress, report, verdict_pins
 from .marks import EVIDENCE_KEY, PIN_KEY, TIER_SKIP, Undecided, is_divergence_mark, settings_from_ini
 from .registry import RegistryError, load_registry
 from .suite import PYTHON_FILES
@@ -67,6 +67,13 @@ def pytest_addoption(parser):
     parser.addini("claimcheck_default_scales", "the scale a tier's test measures at: 'tier: scale'",
                   type="linelist")
     parser.addini("claimcheck_slow_tiers", "tiers that run only with --runslow", type="linelist")
+    g.addoption("--claims-pins", choices=verdict_pins.MODES, default="exact",
+                help="compare each verdict with its pin (claimcheck_verdict_pins): exact (any move fails), loose "
+                     "(only holds against diverges or fails), off")
+    g.addoption("--claims-repin", action="store_true",
+                help="write this run's verdicts into the claimcheck_verdict_pins file instead of comparing")
+    parser.addini("claimcheck_verdict_pins", "a file of every claim's verdict per scale, relative to the rootdir; a "
+                  "verdict that moves fails the run until the file changes (claimcheck/verdict_pins.py)")
     parser.addini("claimcheck_keep_runs", "finished runs' own reports kept under <report dir>/runs/, "
                   "newest first; 0 keeps every one", default="20")
 
@@ -358,6 +365,8 @@ class ClaimReporter:
         self.is_worker = hasattr(config, "workerinput")
         self.doc = None
         self.notes: list[str] = []
+        self.pin_moves: list[str] = []  # verdicts that moved from their pins (verdict_pins)
+        self.pin_error = ""
         self.texts, self.stamps, self.entries = {}, None, []
         self.scope, self.built_from, self.interrupted = "latest", [], False
         self._defined: dict[str, tuple] = {}  # file -> (its source, the names it defines)
@@ -425,6 +434,26 @@ class ClaimReporter:
         if self.quiet or not self.tests:
             return
         self._write()
+        if not self.interrupted:
+            self._check_pins(session)
+
+    def _check_pins(self, session):
+        name = self.config.getini("claimcheck_verdict_pins")
+        if not name:
+            return
+        path = Path(self.config.rootpath) / name
+        try:
+            if self.config.getoption("--claims-repin"):
+                n = verdict_pins.write(self.doc, path)
+                self.notes.append(f"{n} verdict pin(s) changed in {name}: commit it with the reason")
+                return
+            fails, notes = verdict_pins.moved(self.doc, verdict_pins.load(path), self.config.getoption("--claims-pins"))
+        except ValueError as e:  # a broken pin file: its one line, and the run fails
+            fails, notes, self.pin_error = [], [], str(e)
+        self.notes += [f"verdict moved (a note under --claims-pins=loose): {n}" for n in notes]
+        self.pin_moves = fails
+        if (fails or self.pin_error) and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error):
@@ -621,6 +650,11 @@ class ClaimReporter:
             tr.write_line(f"  UNKNOWN   {cid} named by {nodes[0]} is not in the registry", red=True)
         for note in self.notes:
             tr.write_line(f"  note: {note}")
+        if self.pin_error:
+            tr.write_line(f"  ERROR: verdict pins: {self.pin_error}", red=True)
+        for line in self.pin_moves:
+            tr.write_line(f"  VERDICT MOVED {line}: if the move is right, run with --claims-repin and commit "
+                          f"{self.config.getini('claimcheck_verdict_pins')} with the reason", red=True)
         tr.write_line(self.doc.get("write_error") or
                       f"report: {self.outdir}/index.html, claims.md, claims.json, badge.svg "
                       f"(this run's own: {self.run_dir})")

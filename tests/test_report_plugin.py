@@ -728,3 +728,51 @@ def test_undecided_is_its_own_verdict_only_from_the_tests_own_call(scratch, work
     page = (scratch.path / "out" / "index.html").read_text()
     section = page.split("<h3>Undecided</h3>")[1].split("</section>")[0]
     assert 'href="#P-01"' in section and 'href="#M-01"' in section and 'class="erratum undecided"' in section
+
+
+# ---- verdict pins: a verdict that moves fails the run until its pin changes -----------------
+
+PINNED = '''
+import pytest
+
+@pytest.mark.fast
+@pytest.mark.claim("P-01")
+def test_p(claim_record):
+    claim_record("P-01", 1.0, expected=1.0, tolerance="exact")
+
+@pytest.mark.fast
+@pytest.mark.claim("X-01")
+def test_x(claim_record):
+    claim_record("X-01", 2.0, expected=2.0, tolerance="exact")
+'''
+
+
+@pytest.mark.fast
+def test_a_verdict_that_moves_from_its_pin_fails_the_run_until_it_is_repinned(scratch):
+    scratch.makepyfile(test_pinned=PINNED)
+    scratch.makeini("[pytest]\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n" + SCALES_INI
+                    + "claimcheck_verdict_pins = verdicts.toml\n")
+    result, _ = _run(scratch, "test_pinned.py", "--claims-repin")
+    assert result.ret == 0 and 'analytic = "holds"' in (scratch.path / "verdicts.toml").read_text()
+    result, _ = _run(scratch, "test_pinned.py")
+    assert result.ret == 0
+    pins = scratch.path / "verdicts.toml"
+    pins.write_text(pins.read_text().replace('["X-01"]\nanalytic = "holds"', '["X-01"]\nanalytic = "diverges"'))
+    result, _ = _run(scratch, "test_pinned.py")
+    assert result.ret == 1  # every test passed; the verdict moved
+    result.stdout.fnmatch_lines(["*VERDICT MOVED X-01 at analytic: holds, pinned diverges: if the move is right, "
+                                 "run with --claims-repin and commit verdicts.toml with the reason"])
+    # loose: holds against diverges still fails; undecided against holds is a note
+    result, _ = _run(scratch, "test_pinned.py", "--claims-pins=loose")
+    assert result.ret == 1
+    pins.write_text(pins.read_text().replace('analytic = "diverges"', 'analytic = "undecided"'))
+    result, _ = _run(scratch, "test_pinned.py", "--claims-pins=loose")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*note: verdict moved (a note under --claims-pins=loose): X-01 at analytic: holds, "
+                                 "pinned undecided*"])
+    assert _run(scratch, "test_pinned.py", "--claims-pins=off")[0].ret == 0
+    pins.write_text("[broken")
+    result, _ = _run(scratch, "test_pinned.py")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*ERROR: verdict pins: *verdicts.toml: *restore it from git, or rewrite it with "
+                                 "--claims-repin"])
