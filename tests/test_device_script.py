@@ -3,6 +3,7 @@ on one gpu-tier test: the plugin found, the report and the log brought back to $
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.scale("ci")
 def test_the_gpu_tier_script_brings_back_the_report_and_the_log(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CLAIMCHECK_"))}
-    env.update(CLAIMS_DEVICE="cpu", OUT=str(tmp_path))
+    # the script starts python3 from PATH: this interpreter's folder first, so the venv that runs
+    # these tests runs it too, activated or not
+    env.update(CLAIMS_DEVICE="cpu", OUT=str(tmp_path),
+               PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]))
     proc = subprocess.run(["bash", "tools/device_gpu_tier.sh", "120", "-k", "test_on_cuda_the_projections_grow_linearly"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
