@@ -80,6 +80,15 @@ DEPTH_CI = replace(LADDER_CI, name="depth-ci", arms={k: _LADDER_CI_RUNGS[k] for 
                    train_slice=0.1, seeds=seeds(*range(8)))
 
 
+# The scales judged on a declared schedule (docs/reference/statistics.md, "a sequential design"), with
+# the claims each decides: `python -m suite.evidence pending` lists the records of each one's next
+# look, never past it.
+SCHEDULED = {
+    LADDER_FULL.name: (LADDER_LOOKS, ("AVG-02", "AVG-03", "AVG-06", "AVG-09", "ABL-01", "ABL-02", "ABL-03", "ABL-04")),
+    LADDER_LN_FULL.name: (ABL05_LOOKS, ("ABL-05",)),
+}
+
+
 # The document's ladder (IT L13-28, L124-132), as the catalogue reconstructs the stripped
 # table (§2a): rung -> (validation perplexity, derived?). Derived values carry ±0.5 per
 # rounded difference used; L8 and L9 are tentative.

@@ -321,6 +321,23 @@ def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_pat
 
 
 @pytest.mark.fast
+def test_a_scheduled_scale_is_pending_up_to_its_next_look_and_never_past_it(tmp_path, monkeypatch):
+    """catalogue.SCHEDULED: the ladder's eight claims look at 3, 5, 10 seeds. With nothing recorded
+    pending asks for the first look's seeds only; once every arm has them, the second look's."""
+    from suite import catalogue
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
+    scale = catalogue.LADDER_FULL
+    assert recording.wanted(scale) == scale.seeds[:3]
+    assert recording.claims_of(scale) == catalogue.SCHEDULED[scale.name][1]
+    monkeypatch.setattr(recording, "load", lambda fam, arm, seed, point="": {} if seed in scale.seeds[:3] else None)
+    assert recording.wanted(scale) == scale.seeds[:5]
+    monkeypatch.setattr(recording, "load", lambda fam, arm, seed, point="": {})
+    assert recording.wanted(scale) == ()  # the cap reached: nothing more, ever
+    assert recording.wanted(catalogue.DEPTH_MORE_FULL) == catalogue.DEPTH_MORE_FULL.seeds  # no schedule: every seed
+    assert recording.claims_of(catalogue.DEPTH_MORE_FULL) == ()
+
+
+@pytest.mark.fast
 def test_a_point_that_only_adds_a_curve_records_the_familys_own_run_too(tmp_path, monkeypatch):
     """The norm grid's stated point is the family's configuration evaluated every 50 steps: the
     same run (tests/test_experiments_train.py proves it bit for bit), so recording it also

@@ -58,21 +58,33 @@ def _parser(families, recording) -> argparse.ArgumentParser:
 
 
 def _pending(recording, lab, winograd) -> None:
-    total = 0
-    for fam, point, arm, seeds in recording.pending():
-        sc = recording.family_scale(fam, point)
-        steps = sc.trains.get(arm, sc.train).steps * len(seeds)
-        total += steps
-        print(f"{fam:<12} {point or '-':<40} {arm:<14} {steps:>8,} model-steps  seeds {','.join(map(str, seeds))}")
-    print(f"# {total:,} model-steps in all; one H200 trained the norm-full shape at 114 model-steps/s with 12 "
-          "seeds stacked, 40 with one (a figure to size a lease, not a promise)")
-    for s, arm in lab.pending():
-        print(f"{'lab':<12} {s.name:<40} {arm}  (CPU: {lab.COMMAND})")
-    for s, (t, k) in winograd.pending():
-        print(f"{'winograd':<12} {s.name:<40} {t}/{k}  (CPU: {winograd.COMMAND})")
+    """Every record the scales, schedules and grids ask for, most claims decided per CPU-hour
+    first: its one-thread CPU hours (from the recorded runs' own walls) and the claims its look
+    decides (catalogue.SCHEDULED; '-' where no schedule names them yet)."""
+    rows = []
+    for scale, fam, point, arm, seeds in recording.pending_rows():
+        hours = recording.cost_s(fam, point, arm, seeds) / 3600
+        rows.append((recording.claims_of(scale), hours, f"{fam:<12} {point or scale.name:<40} {arm:<14} "
+                                                        f"seeds {','.join(map(str, seeds))}"))
     from suite.evidence import measured
-    for s in measured.pending():
-        print(f"{'measured':<12} {s.name:<40} -  (CPU: {measured.COMMAND} {s.name})")
+    other = [f"{'lab':<12} {s.name:<40} {arm}  (CPU: {lab.COMMAND})" for s, arm in lab.pending()]
+    other += [f"{'winograd':<12} {s.name:<40} {t}/{k}  (CPU: {winograd.COMMAND})" for s, (t, k) in winograd.pending()]
+    other += [f"{'measured':<12} {s.name:<40} -  (CPU: {measured.COMMAND} {s.name})" for s in measured.pending()]
+    # claims per CPU-hour, a scale's rows kept together: the rate of its look, whose arms decide together
+    look = {}
+    for claims, hours, _ in rows:
+        look[claims] = look.get(claims, 0.0) + hours
+    rows.sort(key=lambda r: (-(len(r[0]) / look[r[0]]) if r[0] and look[r[0]] else 0.0))
+    total = 0.0
+    print(f"{'CPU h':>6} {'sum':>6}  claims its look decides | record")
+    for claims, hours, text in rows:
+        total += hours
+        print(f"{hours:6.2f} {total:6.1f}  {','.join(claims) or '-'} | {text}")
+    for text in other:
+        print(f"     -      -  - | {text}")
+    print(f"# {total:.1f} CPU-hours (one thread, from the recorded runs' walls) for the family records above; "
+          "the lab's, Winograd's and the measured records are minutes each. On a lent GPU: "
+          "`python -m suite.evidence pending --record`")
 
 
 def _replay(families, lab, winograd) -> int:

@@ -8,12 +8,15 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 from tqdm import tqdm
 
 from experiments import runs
+from suite import catalogue
 from suite.diagnosis_grids import GRIDS
 from suite.evidence import store
+from suite.rules import declared_prefix
 from suite.evidence.families import (FAMILIES, SUBSETS, evaluated_at_end, family_of, family_scale, load,
                                      make_record, path, point_of, records, same_run)
 
@@ -91,10 +94,53 @@ FIRST = ("sqrt09-full", "depth-full", "ladder-ln-full")
 LAST = ("norm-full", "sqrt-full", "pos-full", "sqrt32-full", "sqrt1024-full", "ladder-full")
 
 
+def wanted(scale) -> tuple[int, ...]:
+    """The seeds of ``scale`` to record now: a scheduled scale's (catalogue.SCHEDULED) up to its next
+    look, never past it (a look may decide its claims); any other scale's every declared seed."""
+    if scale.name not in catalogue.SCHEDULED:
+        return scale.seeds
+    schedule, _ = catalogue.SCHEDULED[scale.name]
+    fam, point = family_of(scale.name), point_of(scale.name)
+    have = [s for s in scale.seeds if all(load(fam, a, s, point) is not None for a in scale.arms)]
+    n = declared_prefix(have, scale.seeds)
+    nxt = next((k for k in schedule.looks if k > n), None)
+    return scale.seeds[:nxt] if nxt else ()
+
+
+def claims_of(scale) -> tuple[str, ...]:
+    """What a scale's records decide: the claims of its next look (catalogue.SCHEDULED), or, for a
+    diagnosis grid's point, the kinds of the claims whose grids hold it ("kind of NORM-04")."""
+    if scale.name in catalogue.SCHEDULED:
+        return catalogue.SCHEDULED[scale.name][1]
+    return tuple(f"kind of {cid}" for cid, g in GRIDS.items() if any(p.scale.name == scale.name for p in g.trained()))
+
+
+def cost_s(fam: str, point: str, arm: str, seeds) -> float:
+    """Seconds of one CPU thread to record ``seeds`` of an arm: the median wall of its recorded
+    one-thread CPU runs, else of its family's, scaled by steps; else 0.05 s a step (a guess)."""
+    def walls(filter_arm):
+        out = []
+        for r in records():
+            pv = r["provenance"]
+            if r["family"] == fam and pv["device"] == "cpu" and "(1 threads)" in pv["device_name"] \
+                    and (filter_arm is None or r["arm"] == filter_arm):
+                out.append(pv["wall_s"] / max(1, r["config"]["train"]["steps"]))
+        return out
+    per_step = walls(arm) or walls(None)
+    rate = float(np.median(per_step)) if per_step else 0.05
+    return rate * _steps(fam, point, arm) * len(seeds)
+
+
 def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
+    """(family, point, arm, missing seeds) of ``pending_rows``."""
+    return [row[1:] for row in pending_rows()]
+
+
+def pending_rows() -> list[tuple]:
     """Every (family, point, arm, missing seeds) that some Scale or grid point declares and no
     record holds yet, in the order to record them (FIRST, the grids, LAST); a family's seed that a
-    grid point records with its own (``same_run``) is listed at the point only."""
+    grid point records with its own (``same_run``) is listed at the point only. A scheduled
+    scale's seeds stop at its next look (``wanted``)."""
     named = {s.name: s for s in [*FAMILIES.values(), *SUBSETS]}
     points = [p for g in GRIDS.values() for p in g.trained()]
     points = [p.scale for p in sorted(points, key=lambda p: not p.supersedes)]  # second looks decide most: first
@@ -104,12 +150,12 @@ def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
     for scale in order:
         fam, point = family_of(scale.name), point_of(scale.name)
         for arm in scale.arms:
-            missing = tuple(s for s in scale.seeds if (fam, point, arm, s) not in seen
+            missing = tuple(s for s in wanted(scale) if (fam, point, arm, s) not in seen
                             and load(family_of(scale.name), arm, s, point) is None)
-            seen.update((fam, point, arm, s) for s in scale.seeds)
+            seen.update((fam, point, arm, s) for s in wanted(scale))
             seen.update((fam, "", arm, s) for s in missing if same_run(fam, point, arm, s))  # recording them records these
             if missing:
-                out.append((fam, point, arm, missing))
+                out.append((scale, fam, point, arm, missing))
     return out
 
 
