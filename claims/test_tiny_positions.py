@@ -122,8 +122,7 @@ def test_two_blocks_without_positions_do_see_the_order():
 
 import numpy as np  # noqa: E402
 
-from suite.lab_rules import MAIN, TEXT, draw_lab, k_of_5, per_run  # noqa: E402
-from suite.rules import decide_parts  # noqa: E402
+from suite.lab_rules import MAIN, TEXT, decide, draw_lab, k_of_5, per_run  # noqa: E402
 
 
 @pytest.mark.slow
@@ -138,7 +137,7 @@ def test_positions_win_on_validation_at_3200_steps_with_disjoint_ranges(tiny_lab
                              [round(pe[0, :5].min(), 2), round(pe[0, :5].max(), 2)]], expected=[[10.41, 10.99], [8.63, 9.47]],
                  tolerance="reported: another text", label=f"{MAIN}, val at 3,200: no-PE range, PE range")
     claim_figure("TINY-26", "tiny_lab_curves_no_positions", draw_lab(tiny_lab, positions=False))
-    decide_parts("TINY-26", p)
+    decide(claim_record, "TINY-26", p)
 
 
 @pytest.mark.slow
@@ -158,4 +157,4 @@ def test_without_positions_the_net_is_as_good_as_a_bigram(tiny_lab, claim_record
                "no-PE val at 3,200 within 10 % of the bigram", k=5)
     claim_record("TINY-27", round(float(bigram[0, 0]), 2), expected=10.59, tolerance="reported: another text",
                  label=f"main excerpt ({TEXT}): bigram val (add-k, k = {tiny_lab.grams[2][0]['k']} chosen on validation)")
-    decide_parts("TINY-27", p)
+    decide(claim_record, "TINY-27", p)

@@ -59,8 +59,8 @@ import numpy as np  # noqa: E402
 from experiments.numpy_gpt import mirror, torch_twin  # noqa: E402
 from experiments.polish_lab import batches  # noqa: E402
 from suite.catalogue import TINY_LAB  # noqa: E402
-from suite.lab_rules import MAIN, TEXT, draw_lab, exists, k_of_5, k_of_5_rule, per_run
-from suite.rules import TOST_LEVEL, decide_parts  # noqa: E402
+from suite.lab_rules import MAIN, TEXT, decide, draw_lab, exists, k_of_5, k_of_5_rule, per_run
+from suite.rules import TOST_LEVEL  # noqa: E402
 
 
 def _pair(seed):
@@ -199,7 +199,7 @@ def test_a_start_bottoms_at_3200_and_then_validation_rises_while_training_falls(
                  tolerance="reported: another text and RNG",
                  label=f"our seed {tiny_lab.seeds[0]} ({TEXT}): val at 3,200, 6,400; train at 3,200, 6,400")
     claim_figure("TINY-11", "tiny_lab_curves", draw_lab(tiny_lab))
-    decide_parts("TINY-11", k)
+    decide(claim_record, "TINY-11", k)
 
 
 @pytest.mark.slow
@@ -229,7 +229,7 @@ def test_validation_is_lowest_at_3200_on_4_of_5_starts_and_at_6400_on_the_fifth(
     p_6400 = k_of_5(claim_record, "TINY-12", at_6400, "validation lowest at 6,400", k=1)
     claim_record("TINY-12", tiny_lab.steps[va[0, :5].argmin(-1)].tolist(), expected="3200 on 4 starts; start 2 at 6400",
                  tolerance="reported: seed labels do not carry over", label=f"{MAIN}: step of the lowest validation")
-    decide_parts("TINY-12", p_3200, p_6400)
+    decide(claim_record, "TINY-12", p_3200, p_6400)
 
 
 @pytest.mark.slow
@@ -242,7 +242,7 @@ def test_the_held_out_gap_grows_at_every_checkpoint_from_1600_on_every_start(tin
              for part in ("val", "test") for c, d in zip(late, late[1:])]
     grows = per_run(*grows)
     p = k_of_5(claim_record, "TINY-13", grows, "val and test gaps grow at every checkpoint from 1,600", k=5)
-    decide_parts("TINY-13", p)
+    decide(claim_record, "TINY-13", p)
 
 
 def tiny14_runs(lab):
@@ -271,7 +271,7 @@ def tiny16_rule(lab, smoothing="add-k", level=TOST_LEVEL):
           "4 of 5 names most starts (exact binomial test; K of N and the interval in the report)")
 def test_test_perplexity_falls_from_3200_to_6400_on_4_of_5_starts(tiny_lab, claim_record):
     p = k_of_5(claim_record, "TINY-14", tiny14_runs(tiny_lab), "test falls 3,200 -> 6,400", k=4)
-    decide_parts("TINY-14", p)
+    decide(claim_record, "TINY-14", p)
 
 
 @pytest.mark.slow
@@ -287,7 +287,7 @@ def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step_on_every_st
                  tolerance="reported: another text", label=f"{MAIN}: net's test at its best-val step, range")
     claim_record("TINY-16", round(tri[0, 0], 2), expected=8.26, tolerance="reported: another text",
                  label=f"main excerpt: 3-gram test (add-k, k = {tiny_lab.grams[3][0]['k']} chosen on validation)")
-    decide_parts("TINY-16", p)
+    decide(claim_record, "TINY-16", p)
 
 
 @pytest.mark.slow
@@ -296,7 +296,7 @@ def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step_on_every_st
 def test_on_validation_the_nets_best_point_sometimes_beats_the_3gram(tiny_lab, claim_record):
     below = per_run((tiny_lab.ppl("val").min(-1), tiny_lab.gram(3, "val")))
     k = exists(claim_record, "TINY-17", below, "best validation below the 3-gram's")
-    decide_parts("TINY-17", k)
+    decide(claim_record, "TINY-17", k)
 
 
 # ---- the diagnosis: each claim's rule at every point of its grid ----------------------------

@@ -5,10 +5,17 @@ starts are not its starts: its seeds drew its own numpy stream on its own text, 
 torch's on Pan Tadeusz. A count from five draws is mostly luck (at a per-start rate of 0.8,
 "exactly 4 of 5" comes up 41 % of the time), so a five-start count can be no verdict here.
 
-The quantity judged is p: the probability that the property holds for one random start of the
-lab's setup (its model, optimizer and steps) on a Polish text of the lab's size. We estimate it
-over 5 disjoint excerpts x 20 seeds, pooled (100 runs: the 95 % Wilson interval on p is then at
-most +-0.10 wide), and report how the excerpts differ (a chi-square test of homogeneity).
+The quantity judged is p: the probability that the property holds for one random start (seed)
+of the lab's setup (its model, optimizer and steps) on one text of the lab's size, as the
+chapter's five starts are seeds on its one text. The sampling unit is the seed: runs that share an
+excerpt are not independent starts (the excerpts differ far more than seeds do: TINY-16's per-
+excerpt counts were 18, 6, 0, 0 and 20 of 20). So the verdict counts the seeds of one text, the
+PRIMARY excerpt (the main one, fixed as the chapter's kind of observation before any lab run), on
+the declared looks of catalogue.LAB_LOOKS (20, 40, 80 seeds; docs/reference/statistics.md, "a
+sequential design"); the four other excerpts are reported beside it, per excerpt and pooled, as
+how much the text matters, and decide nothing. Pooling them as 100 independent starts would pass a
+false "nearly every start" far more often than alpha when the excerpts differ as they do
+(tests/test_lab_rules.py simulates it).
 
 THE RULE (docs/reference/statistics.md, "start counts"; suite/rules.py ``starts``), the one every start count
 in the suite follows:
@@ -30,15 +37,21 @@ Rounding cannot move a decided run: ROUNDING is the lab pin's tolerance for trai
 excerpt's 10 runs alone move < 1e-5 in float64 (benchmarks/lab_rounding.py), but the 200
 stacked runs of the slow tier move by up to 7.1e-4 under the AVX2 settings.
 """
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import stats
 
+from suite.catalogue import LAB_LOOKS
 from suite.pins import tolerance
 from suite.rules import (
     EXISTS,
     MAJORITY,
     NEARLY_ALL,
     TOST_LEVEL,
+    judge_look,
+    rate_text,
+    sequential,
     start_rule,
     starts,
     starts_joint,
@@ -46,6 +59,7 @@ from suite.rules import (
 
 TEXT = "Pan Tadeusz, not the lab's own text"
 MAIN = "main excerpt, seeds 1-5"
+PRIMARY = 0  # the excerpt whose seeds the verdict counts: the main one
 # the relative margin a deciding comparison must clear: 3x what two kernel settings moved a
 # trained lab perplexity (suite/pins.py MOVEMENT), the tolerance of the lab's own pin
 ROUNDING = tolerance("tiny_lab", "pe_val")["rtol"]
@@ -99,51 +113,95 @@ def _main(holds, firm) -> str:
     return f"{int((h & d).sum())} of {CHAPTER_N}" + (f" ({int((~d).sum())} undecided)" if (~d).any() else "")
 
 
-def _record(claim_record, claim_id, r, line, label, expected, main, k=None):
-    """The verdict's record (K of N against the line, with the exact interval), then what is
-    reported beside it."""
+@dataclass(frozen=True)
+class LabPart:
+    """One count of a lab sentence, on the PRIMARY excerpt's seeds in order: whether each run
+    has the property, how firmly (a run inside rounding is left out of K and N), the line."""
+    holds: np.ndarray
+    firm: np.ndarray
+    line: float
+    label: str
+
+    def at(self, n: int) -> np.ndarray:
+        """The decided runs among the first ``n`` seeds, as truth values."""
+        h, f = self.holds[:n], self.firm[:n]
+        return h[f > ROUNDING]
+
+
+def _record(claim_record, claim_id, runs, line, label, expected, k=None) -> LabPart:
+    """What is reported beside the verdict (the runs over every excerpt, pooled and per excerpt:
+    how much the text matters; the chapter's own kind of observation), and the verdict's part."""
+    r, main = rate(*runs), _main(*runs)
     if r["N"] == 0:
         raise ValueError(f"{claim_id}: no decided run ({r['undecided']} inside rounding): nothing to count")
     s = starts(decided(r), line)
     lo, hi = s["interval"]
     claim_record(claim_id, f"{r['K']} of {r['N']}, rate {r['p']:.2f} [{lo:.2f}, {hi:.2f}]", expected=expected,
-                 tolerance=start_rule(line),
-                 label=f"runs over {len(r['per_excerpt'])} excerpts x seeds ({TEXT}): {label}")
+                 tolerance="reported: how much the text matters; runs that share an excerpt are not independent "
+                           "starts, so the pooled count decides nothing",
+                 label=f"runs over {len(r['per_excerpt'])} excerpts x seeds ({TEXT}), pooled: {label}")
     claim_record(claim_id, {"per excerpt (K, N)": r["per_excerpt"], "chi-square p": round(r["heterogeneity_p"], 3),
                             "undecided": r["undecided"]},
                  tolerance=f"reported: runs decided inside rounding ({ROUNDING}) are undecided",
-                 label=f"how the excerpts differ: {label}")
+                 label=f"how the excerpts differ (the first is the verdict's): {label}")
     claim_record(claim_id, main, tolerance="reported: the chapter's own kind of observation, not the verdict",
                  label=f"{MAIN}: {label}")
     if k is not None:
         claim_record(claim_id, [round(fisher(k, r), 4), round(float(stats.binom.pmf(k, CHAPTER_N, r["p"])), 3)],
                      tolerance="reported: how typical the chapter's starts were; no say in the verdict",
                      label=f"Fisher p of the chapter's {k} of {CHAPTER_N} against ours; its chance at p-hat: {label}")
-    return decided(r), line
+    holds, firm = runs
+    return LabPart(holds[PRIMARY], firm[PRIMARY], line, label)
 
 
 def k_of_5(claim_record, claim_id, runs, label, k):
-    """Record "k of the 5 starts" (see the rule above); returns the part ``(ok, line)`` that
-    ``suite.rules.decide_parts`` judges, so the verdict stays visible in the test."""
-    return _record(claim_record, claim_id, rate(*runs), line_of(k), label,
-                   expected=f"{k} of {CHAPTER_N} (the chapter)",
-                   main=_main(*runs), k=k)
+    """Record "k of the 5 starts" (see the rule above) and what is reported beside it; returns
+    the ``LabPart`` that ``decide`` judges, so the verdict stays visible in the test."""
+    return _record(claim_record, claim_id, runs, line_of(k), label, expected=f"{k} of {CHAPTER_N} (the chapter)", k=k)
 
 
 def exists(claim_record, claim_id, runs, label):
-    """Record "at least one start shows it", an existence claim; returns its part ``(ok, EXISTS)``."""
-    return _record(claim_record, claim_id, rate(*runs), EXISTS, label, expected=">= 1 start (an existence claim)",
-                   main=_main(*runs))
+    """Record "at least one start shows it", an existence claim; returns its ``LabPart``."""
+    return _record(claim_record, claim_id, runs, EXISTS, label, expected=">= 1 start (an existence claim)")
+
+
+def _judge_at(parts, n, alpha):
+    """The parts' counts on the first ``n`` primary seeds: each holds at alpha, one shown below
+    its line at alpha / k diverges (``starts_joint``); no decided run in a part: undecided."""
+    counts = [(p.at(n), p.line) for p in parts]
+    if any(ok.size == 0 for ok, _ in counts):
+        return None, None
+    shown, holds = starts_joint(counts, alpha=alpha)
+    return holds, shown
+
+
+def decide(claim_record, claim_id: str, *parts: LabPart) -> None:
+    """Judge a lab sentence on the PRIMARY excerpt's seeds, at catalogue.LAB_LOOKS's looks, and
+    assert it in the calling test: each part's K of N at the deciding (or last) look recorded."""
+    available = min(len(p.holds) for p in parts)
+    look = sequential(LAB_LOOKS, available, lambda n, _level, alpha: _judge_at(parts, n, alpha))
+    if look.shown:
+        for p, r in zip(parts, look.shown):
+            lo, hi = r["interval"]
+            claim_record(claim_id, f"{r['K']} of {r['N']}, rate {r['K'] / r['N']:.2f} [{lo:.2f}, {hi:.2f}]",
+                         tolerance=f"{start_rule(p.line)}; sequential: {LAB_LOOKS.text()}",
+                         label=f"the main excerpt's first {look.n} seeds ({TEXT}), look {look.index} of "
+                               f"{len(LAB_LOOKS.looks)}: {p.label}")
+    what = "; ".join(rate_text(r) for r in look.shown) if look.shown else "the main excerpt's seeds"
+    judge_look(claim_id, look, what)
 
 
 def k_of_5_rule(runs, k, level=TOST_LEVEL) -> tuple[dict, bool | None]:
     """The rule of ``k_of_5`` alone, for a diagnosis grid's point, at ``level``'s alpha (the
-    grid's Bonferroni level): the count, the rate against its line, Fisher's p (reported), and
-    whether it holds (None: undecided)."""
+    grid's Bonferroni level), on the PRIMARY excerpt's seeds: the count, the rate against its
+    line, the pooled count and Fisher's p (reported), and whether it holds (None: undecided)."""
     r = rate(*runs)
-    (s,), holds = starts_joint([(decided(r), line_of(k))], alpha=(1 - level) / 2)
+    part = LabPart(runs[0][PRIMARY], runs[1][PRIMARY], line_of(k), "")
+    ok = part.at(len(part.holds))
+    (s,), holds = starts_joint([(ok, part.line)], alpha=(1 - level) / 2)
     lo, hi = s["interval"]
-    return ({"K of N": f"{r['K']} of {r['N']}", "rate": [round(r["p"], 3), round(lo, 3), round(hi, 3)],
+    return ({"K of N (main excerpt)": f"{s['K']} of {s['N']}", "rate": [round(s["K"] / s["N"], 3), round(lo, 3), round(hi, 3)],
+             "pooled over excerpts (reported)": f"{r['K']} of {r['N']}",
              "Fisher p (reported)": round(fisher(k, r), 4)}, holds)
 
 
