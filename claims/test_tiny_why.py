@@ -186,14 +186,16 @@ def _lowest_at(va, i):
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-11")
-def test_a_start_bottoms_at_3200_and_then_validation_rises_while_training_falls(tiny_lab, claim_record,
+def test_a_start_bottoms_at_3200_and_then_validation_rises_while_training_falls(tiny_lab, tiny_lab_main, claim_record,
                                                                                 claim_figure):
     tr, va = (tiny_lab.ppl(p) for p in ("train", "val"))  # (excerpt, seed, checkpoint)
     i, j = _steps(tiny_lab, 3200, 6400)
-    # "start 1" is one of the chapter's five starts (seed labels do not carry over): the claim is
-    # that a start shows it, an existence claim
-    shows = per_run(*_lowest_at(va, i), (tr[..., j], tr[..., i]))
-    k = exists(claim_record, "TINY-11", shows, "validation lowest at 3,200 and higher at 6,400 while train falls")
+
+    def shows(lab):  # "start 1" is one of the chapter's five starts (seed labels do not carry over):
+        tr, va = (lab.ppl(p) for p in ("train", "val"))  # the claim is that a start shows it
+        return per_run(*_lowest_at(va, i), (tr[..., j], tr[..., i]))
+    k = exists(claim_record, "TINY-11", shows(tiny_lab), "validation lowest at 3,200 and higher at 6,400 while train falls",
+               main=shows(tiny_lab_main))
     claim_record("TINY-11", [round(va[0, 0, i], 2), round(va[0, 0, j], 2), round(tr[0, 0, i], 2),
                              round(tr[0, 0, j], 2)], expected="val 8.86 -> 9.54; train 6.34 -> 5.30",
                  tolerance="reported: another text and RNG",
@@ -220,13 +222,14 @@ def test_the_lab_runs_match_their_pin(tiny_lab, pin):
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-12")
-def test_validation_is_lowest_at_3200_on_4_of_5_starts_and_at_6400_on_the_fifth(tiny_lab, claim_record):
+def test_validation_is_lowest_at_3200_on_4_of_5_starts_and_at_6400_on_the_fifth(tiny_lab, tiny_lab_main, claim_record):
     va = tiny_lab.ppl("val")
     i, j = _steps(tiny_lab, 3200, 6400)
-    at_3200 = per_run(*_lowest_at(va, i))
-    at_6400 = per_run(*_lowest_at(va, j))
-    p_3200 = k_of_5(claim_record, "TINY-12", at_3200, "validation lowest at 3,200", k=4)
-    p_6400 = k_of_5(claim_record, "TINY-12", at_6400, "validation lowest at 6,400", k=1)
+    lowest = lambda lab, c: per_run(*_lowest_at(lab.ppl("val"), c))  # noqa: E731
+    p_3200 = k_of_5(claim_record, "TINY-12", lowest(tiny_lab, i), "validation lowest at 3,200", k=4,
+                    main=lowest(tiny_lab_main, i))
+    p_6400 = k_of_5(claim_record, "TINY-12", lowest(tiny_lab, j), "validation lowest at 6,400", k=1,
+                    main=lowest(tiny_lab_main, j))
     claim_record("TINY-12", tiny_lab.steps[va[0, :5].argmin(-1)].tolist(), expected="3200 on 4 starts; start 2 at 6400",
                  tolerance="reported: seed labels do not carry over", label=f"{MAIN}: step of the lowest validation")
     decide(claim_record, "TINY-12", p_3200, p_6400)
@@ -235,13 +238,15 @@ def test_validation_is_lowest_at_3200_on_4_of_5_starts_and_at_6400_on_the_fifth(
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-13")
-def test_the_held_out_gap_grows_at_every_checkpoint_from_1600_on_every_start(tiny_lab, claim_record):
+def test_the_held_out_gap_grows_at_every_checkpoint_from_1600_on_every_start(tiny_lab, tiny_lab_main, claim_record):
     late = np.flatnonzero(tiny_lab.steps >= 1600)
-    tr = tiny_lab.ppl("train")
-    grows = [(tiny_lab.ppl(part)[..., c] - tr[..., c], tiny_lab.ppl(part)[..., d] - tr[..., d])
-             for part in ("val", "test") for c, d in zip(late, late[1:])]
-    grows = per_run(*grows)
-    p = k_of_5(claim_record, "TINY-13", grows, "val and test gaps grow at every checkpoint from 1,600", k=5)
+
+    def grows(lab):
+        tr = lab.ppl("train")
+        return per_run(*[(lab.ppl(part)[..., c] - tr[..., c], lab.ppl(part)[..., d] - tr[..., d])
+                         for part in ("val", "test") for c, d in zip(late, late[1:])])
+    p = k_of_5(claim_record, "TINY-13", grows(tiny_lab), "val and test gaps grow at every checkpoint from 1,600", k=5,
+               main=grows(tiny_lab_main))
     decide(claim_record, "TINY-13", p)
 
 
@@ -269,8 +274,9 @@ def tiny16_rule(lab, smoothing="add-k", level=TOST_LEVEL):
 @pytest.mark.claim("TINY-14")
 @diverges("test perplexity falls from 3,200 to 6,400 on fewer than half of our starts, where the chapter's "
           "4 of 5 names most starts (exact binomial test; K of N and the interval in the report)")
-def test_test_perplexity_falls_from_3200_to_6400_on_4_of_5_starts(tiny_lab, claim_record):
-    p = k_of_5(claim_record, "TINY-14", tiny14_runs(tiny_lab), "test falls 3,200 -> 6,400", k=4)
+def test_test_perplexity_falls_from_3200_to_6400_on_4_of_5_starts(tiny_lab, tiny_lab_main, claim_record):
+    p = k_of_5(claim_record, "TINY-14", tiny14_runs(tiny_lab), "test falls 3,200 -> 6,400", k=4,
+               main=tiny14_runs(tiny_lab_main))
     decide(claim_record, "TINY-14", p)
 
 
@@ -279,10 +285,12 @@ def test_test_perplexity_falls_from_3200_to_6400_on_4_of_5_starts(tiny_lab, clai
 @pytest.mark.claim("TINY-16")
 @diverges("the 3-gram beats the net on test on fewer than four starts in five, where the chapter's 5 of 5 "
           "names nearly every start (exact binomial test; K of N and the interval in the report)")
-def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step_on_every_start(tiny_lab, claim_record):
+def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step_on_every_start(tiny_lab, tiny_lab_main,
+                                                                                    claim_record):
     _, net = tiny_lab.best_val_test()
     tri = tiny_lab.gram(3, "test")
-    p = k_of_5(claim_record, "TINY-16", tiny16_runs(tiny_lab), "the 3-gram beats the net on test", k=5)
+    p = k_of_5(claim_record, "TINY-16", tiny16_runs(tiny_lab), "the 3-gram beats the net on test", k=5,
+               main=tiny16_runs(tiny_lab_main))
     claim_record("TINY-16", [round(net[0, :5].min(), 2), round(net[0, :5].max(), 2)], expected=[9.32, 10.17],
                  tolerance="reported: another text", label=f"{MAIN}: net's test at its best-val step, range")
     claim_record("TINY-16", round(tri[0, 0], 2), expected=8.26, tolerance="reported: another text",
@@ -293,9 +301,9 @@ def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step_on_every_st
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-17")
-def test_on_validation_the_nets_best_point_sometimes_beats_the_3gram(tiny_lab, claim_record):
-    below = per_run((tiny_lab.ppl("val").min(-1), tiny_lab.gram(3, "val")))
-    k = exists(claim_record, "TINY-17", below, "best validation below the 3-gram's")
+def test_on_validation_the_nets_best_point_sometimes_beats_the_3gram(tiny_lab, tiny_lab_main, claim_record):
+    below = lambda lab: per_run((lab.ppl("val").min(-1), lab.gram(3, "val")))  # noqa: E731
+    k = exists(claim_record, "TINY-17", below(tiny_lab), "best validation below the 3-gram's", main=below(tiny_lab_main))
     decide(claim_record, "TINY-17", k)
 
 

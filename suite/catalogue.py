@@ -114,8 +114,10 @@ TINY_LAB = LabScale(LabConfig(lr=3e-3), seeds=seeds(*range(1, 21)), excerpts=5)
 # 0.05/3 shows a rate of 0.90 above 4/5 with probability 0.92, and of 0.62 above 1/2 with 0.82
 # (at 80: 0.59 and 0.51). Seeds 21-160 of the main excerpt are TINY_LAB_MORE's.
 LAB_LOOKS = Schedule((20, 80, 160))
-TINY_LAB_MORE = LabScale(TINY_LAB.config, seeds=seeds(*range(21, 21 + LAB_LOOKS.cap - len(TINY_LAB.seeds))), excerpts=1,
-                         name="tiny-lab-more")
+# Seeds 21-160 of the main excerpt, one record per look (recorded in order, each when the look
+# before it is): looks 2 and 3.
+TINY_LAB_MORE = tuple(LabScale(TINY_LAB.config, seeds=seeds(*range(a + 1, b + 1)), excerpts=1, name=f"tiny-lab-look{i}")
+                      for i, (a, b) in enumerate(zip(LAB_LOOKS.looks, LAB_LOOKS.looks[1:]), 2))
 
 # Ten starts, not twenty: the two-block arms take 0.47 s a step for 20 stacked models, so twenty
 # starts would keep one slow-tier worker busy for 29 minutes. "Most of 10" needs 9 (binomial p = 0.011),

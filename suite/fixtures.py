@@ -211,6 +211,14 @@ def lab_point_runs(tiny_lab):
 
 
 @pytest.fixture(scope="session")
+def tiny_lab_main(tiny_lab):
+    """The main excerpt's runs a lab verdict counts: the lab's seeds, then the recorded seeds of
+    its later looks (catalogue.LAB_LOOKS, TINY_LAB_MORE; suite/evidence/lab.py main_runs)."""
+    from suite.evidence.lab import main_runs
+    return main_runs(tiny_lab)
+
+
+@pytest.fixture(scope="session")
 def winograd_point_runs(winograd):
     """``scale -> runs`` for a Winograd diagnosis grid: the stated scale's are the verdict's own
     runs, a point's are its committed records (suite/evidence/winograd.py)."""

@@ -128,10 +128,11 @@ class LabPart:
         return h[f > ROUNDING]
 
 
-def _record(claim_record, claim_id, runs, line, label, expected, k=None) -> LabPart:
+def _record(claim_record, claim_id, runs, line, label, expected, k=None, main=None) -> LabPart:
     """What is reported beside the verdict (the runs over every excerpt, pooled and per excerpt:
-    how much the text matters; the chapter's own kind of observation), and the verdict's part."""
-    r, main = rate(*runs), _main(*runs)
+    how much the text matters; the chapter's own kind of observation), and the verdict's part: the
+    main excerpt's seeds, ``main`` (``per_run`` on ``LabRuns.main``) or else ``runs``' PRIMARY row."""
+    r, five = rate(*runs), _main(*runs)
     if r["N"] == 0:
         raise ValueError(f"{claim_id}: no decided run ({r['undecided']} inside rounding): nothing to count")
     s = starts(decided(r), line)
@@ -144,25 +145,26 @@ def _record(claim_record, claim_id, runs, line, label, expected, k=None) -> LabP
                             "undecided": r["undecided"]},
                  tolerance=f"reported: runs decided inside rounding ({ROUNDING}) are undecided",
                  label=f"how the excerpts differ (the first is the verdict's): {label}")
-    claim_record(claim_id, main, tolerance="reported: the chapter's own kind of observation, not the verdict",
+    claim_record(claim_id, five, tolerance="reported: the chapter's own kind of observation, not the verdict",
                  label=f"{MAIN}: {label}")
     if k is not None:
         claim_record(claim_id, [round(fisher(k, r), 4), round(float(stats.binom.pmf(k, CHAPTER_N, r["p"])), 3)],
                      tolerance="reported: how typical the chapter's starts were; no say in the verdict",
                      label=f"Fisher p of the chapter's {k} of {CHAPTER_N} against ours; its chance at p-hat: {label}")
-    holds, firm = runs
+    holds, firm = runs if main is None else main
     return LabPart(holds[PRIMARY], firm[PRIMARY], line, label)
 
 
-def k_of_5(claim_record, claim_id, runs, label, k):
+def k_of_5(claim_record, claim_id, runs, label, k, main=None):
     """Record "k of the 5 starts" (see the rule above) and what is reported beside it; returns
     the ``LabPart`` that ``decide`` judges, so the verdict stays visible in the test."""
-    return _record(claim_record, claim_id, runs, line_of(k), label, expected=f"{k} of {CHAPTER_N} (the chapter)", k=k)
+    return _record(claim_record, claim_id, runs, line_of(k), label, expected=f"{k} of {CHAPTER_N} (the chapter)", k=k,
+                   main=main)
 
 
-def exists(claim_record, claim_id, runs, label):
+def exists(claim_record, claim_id, runs, label, main=None):
     """Record "at least one start shows it", an existence claim; returns its ``LabPart``."""
-    return _record(claim_record, claim_id, runs, EXISTS, label, expected=">= 1 start (an existence claim)")
+    return _record(claim_record, claim_id, runs, EXISTS, label, expected=">= 1 start (an existence claim)", main=main)
 
 
 def _judge_at(parts, n, alpha):

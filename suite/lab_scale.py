@@ -131,6 +131,18 @@ class LabRuns:
     def ppl(self, part, positions=True):
         return self._ppl[positions][part]
 
+    def main(self, *more: "LabRuns") -> "LabRuns":
+        """The main excerpt's runs: this lab's seeds, then each of ``more``'s in order (labs of the
+        main excerpt alone, the same config): the seeds a lab verdict counts (suite/lab_rules.py)."""
+        out = LabRuns.__new__(LabRuns)
+        out.excerpts, out.cfg, out.steps, out._smoothed = self.excerpts[:1], self.cfg, self.steps, {}
+        out.seeds = tuple(self.seeds) + tuple(s for m in more for s in m.seeds)
+        out.grams = {n: g[:1] for n, g in self.grams.items()}
+        out.evidence = set(self.evidence).union(*(m.evidence for m in more))
+        out._ppl = {pe: {part: np.concatenate([a[:1]] + [m._ppl[pe][part][:1] for m in more], axis=1)
+                         for part, a in parts.items()} for pe, parts in self._ppl.items()}
+        return out
+
     def at(self, part, step, positions=True):
         """(excerpt, seed) perplexities at one checkpoint."""
         return self.ppl(part, positions)[..., list(self.steps).index(step)]

@@ -13,7 +13,7 @@ from suite.evidence import store
 from suite.evidence import lab as le
 from suite.evidence.store import InvalidRecord
 from suite.diagnosis_grids import LAB_GRIDS
-from suite.catalogue import TINY_LAB
+from suite.catalogue import TINY_LAB, TINY_LAB_MORE
 from experiments.train import FIRST_LOSSES
 
 RECORDS = le.record_paths()
@@ -118,9 +118,16 @@ def test_pending_lists_every_point_without_a_record_file(tmp_path, monkeypatch):
     """What ``python -m suite.evidence pending`` prints and ``record`` trains: a point drops
     off once its record file exists; ``names`` narrows the list."""
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
-    want = [(TINY_LAB.name, "positions"), (TINY_LAB.name, "no-positions")] + [(s.name, "positions") for s in le.points()]
+    look2, look3 = (m.name for m in TINY_LAB_MORE)
+    both = lambda name: [(name, "positions"), (name, "no-positions")]  # noqa: E731
+    want = both(TINY_LAB.name) + both(look2) + [(s.name, "positions") for s in le.points()]
     assert [(s.name, a) for s, a in le.pending()] == want and (POINT, "positions") in want
     le.path(POINT).parent.mkdir(parents=True)
     le.path(POINT).write_text("{}")
     assert [(s.name, a) for s, a in le.pending()] == [w for w in want if w[0] != POINT]
     assert le.pending((POINT,)) == []
+    # the main excerpt's third look is pending once its second is recorded, both arms
+    for arm in ("positions", "no-positions"):
+        le.path(look2, arm).parent.mkdir(parents=True, exist_ok=True)
+        le.path(look2, arm).write_text("{}")
+    assert [(s.name, a) for s, a in le.pending()][2:4] == both(look3)

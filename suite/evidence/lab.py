@@ -24,7 +24,7 @@ from claimcheck.progress import tracker
 from experiments.polish_lab import LabConfig, train_runs, with_positions
 from experiments.train import FIRST_LOSSES
 from suite import settings
-from suite.catalogue import TINY_LAB
+from suite.catalogue import TINY_LAB, TINY_LAB_MORE
 from suite.diagnosis_grids import LAB_GRIDS
 from suite.evidence import store
 from suite.lab_scale import LabRuns
@@ -41,22 +41,30 @@ def points() -> list:
 
 
 def recorded_scales() -> list:
-    """What has records: the stated scale (both arms) and each trained point (positions)."""
-    return [TINY_LAB, *points()]
+    """What has records: the stated scale and the main excerpt's later looks (both arms), and each
+    trained point (positions)."""
+    return [TINY_LAB, *TINY_LAB_MORE, *points()]
+
+
+def _verdicts(scale) -> bool:
+    """Whether a scale's runs are a verdict's (the stated runs, the later looks): both arms."""
+    return scale.name == TINY_LAB.name or any(scale.name == m.name for m in TINY_LAB_MORE)
 
 
 def arms(scale) -> list[str]:
-    return list(ARMS) if scale.name == TINY_LAB.name else [ARM]
+    return list(ARMS) if _verdicts(scale) else [ARM]
 
 
 def path(point: str, arm: str = ARM):
-    where = "stated" if point == TINY_LAB.name else f"explore/{point}"
+    more = {m.name for m in TINY_LAB_MORE}
+    where = "stated" if point == TINY_LAB.name else f"stated/{point}" if point in more else f"explore/{point}"
     return store.EVIDENCE / FAMILY / where / f"{arm}.json"
 
 
 def record_paths() -> list:
     return sorted([*(store.EVIDENCE / FAMILY / "explore").glob(f"*/{ARM}.json"),
-                   *(store.EVIDENCE / FAMILY / "stated").glob("*.json")])
+                   *(store.EVIDENCE / FAMILY / "stated").glob("*.json"),
+                   *(store.EVIDENCE / FAMILY / "stated").glob("*/*.json")])
 
 
 def config(scale, exs, arm: str = ARM) -> dict:
@@ -69,9 +77,15 @@ def config(scale, exs, arm: str = ARM) -> dict:
 
 
 def pending(names=()) -> list:
-    """The (scale, arm)s declared and not recorded (of ``names``, if given), in declaration order."""
-    return [(s, a) for s in recorded_scales() for a in arms(s)
-            if not path(s.name, a).is_file() and (not names or s.name in names)]
+    """The (scale, arm)s declared and not recorded (of ``names``, if given), in declaration order;
+    a later look of the main excerpt only once the look before it is recorded."""
+    out = []
+    for s in recorded_scales():
+        if s in TINY_LAB_MORE[1:] and not all(path(p.name, a).is_file() for p in
+                                              TINY_LAB_MORE[:TINY_LAB_MORE.index(s)] for a in ARMS):
+            continue
+        out += [(s, a) for a in arms(s) if not path(s.name, a).is_file() and (not names or s.name in names)]
+    return out
 
 
 def record(names=(), log=print) -> list:
@@ -161,6 +175,24 @@ def stated_runs() -> LabRuns:
     runs = TINY_LAB.read(TINY_LAB.texts(), {ARMS[a]: r["result"] for a, r in recs.items()})
     runs.evidence.update(store.evidence_of(r) for r in recs.values())
     return runs
+
+
+def main_runs(stated: LabRuns) -> LabRuns:
+    """The main excerpt's runs a lab verdict counts: the stated runs' seeds, then each later
+    look's recorded seeds, in order (a look not recorded ends them). Under a seed offset, the
+    stated runs' alone (records hold the suite's own seeds)."""
+    more = []
+    for scale in () if settings.current().seed_offset else TINY_LAB_MORE:
+        try:
+            recs = {arm: load(scale.name, arm) for arm in ARMS}
+        except store.InvalidRecord as e:
+            pytest.fail(str(e), pytrace=False)
+        if any(r is None for r in recs.values()):
+            break
+        runs = scale.read(stated.excerpts[:1], {ARMS[a]: r["result"] for a, r in recs.items()})
+        runs.evidence.update(store.evidence_of(r) for r in recs.values())
+        more.append(runs)
+    return stated.main(*more)
 
 
 def point_runs(scale, stated: LabRuns) -> LabRuns:
