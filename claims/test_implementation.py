@@ -63,7 +63,8 @@ def test_ours_matches_pytorch_in_float64_for_any_shape(T, h, hs, seed):
 # ---- DEPTH-01: two blocks overfit ---------------------------------------------------------
 
 from claimcheck import undecided  # noqa: E402
-from suite.rules import SECOND_LOOK, TOST_LEVEL, beyond, joint, wide_level, within  # noqa: E402
+from suite.catalogue import DEPTH_LOOKS  # noqa: E402
+from suite.rules import SECOND_LOOK, TOST_LEVEL, beyond, joint, judge_look, sequential, wide_level, within  # noqa: E402
 
 # A trained value moves by up to 2 % between two machines: a gap smaller than that is no verdict
 MACHINE_MOVE = 0.02
@@ -125,43 +126,27 @@ def depth01_rule(runs, checkpoint="final", level=TOST_LEVEL):
 @pytest.mark.gpu
 @pytest.mark.claim("DEPTH-01")
 def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
-    """Judged by ``depth01_rule`` over three paired seeds: the full-scale gap on seed 0 (0.7 % on
-    validation) is inside what seeds move a rung, so one seed decides nothing."""
+    """Judged by ``depth01_rule`` over paired seeds at the looks of catalogue.DEPTH_LOOKS: the
+    full-scale gap on seed 0 (0.7 % on validation) is inside what seeds move a rung, so one seed
+    decides nothing."""
     for arm, (doc_t, doc_v) in DOC_DEPTH.items():
         claim_record("DEPTH-01", [depth_full.train(arm).round(2).tolist(), depth_full.val(arm).round(2).tolist()],
                      expected=[doc_t, doc_v], tolerance="reported",
                      label=f"full scale: {arm} train, val per seed {list(depth_full.seeds)}")
-    if len(depth_full.seeds) < len(depth_full.scale.seeds):
-        pytest.skip(f"DEPTH-01 is judged on {len(depth_full.scale.seeds)} paired seeds and {len(depth_full.seeds)} "
-                    "are recorded: run `python -m suite.evidence run --family ladder --arms +layernorm,2-blocks "
-                    "--seeds 0,1,2`")
-    value, holds = depth01_rule(depth_full)
-    claim_record("DEPTH-01", value,
-                 expected={"train gain": round((18.77 - 14.49) / 18.77, 4), "val loss": round((40.57 - 38.07) / 38.07, 4),
-                           **{f"{arm} {what}": doc for arm, docs in DOC_DEPTH.items()
-                              for what, doc in zip(("train", "val"), docs)}},
-                 tolerance=f"joint: 90 % intervals inside ±10 % of the four numbers; each gap's above {MACHINE_MOVE}; "
-                           f"a part outside only at {wide_level(TOST_LEVEL, len(value)) * 100:.3g} % "
-                           "(suite/rules.py: joint)",
-                 label="full scale: 2 blocks' train gain and val loss (relative), and the four perplexities: "
-                       "mean and 90 % interval")
-    if holds is None:  # the declared second look decides, on fresh seeds (catalogue.DEPTH_MORE_FULL)
-        from suite.evidence import families as evidence
-        from suite.catalogue import DEPTH_MORE_FULL
-        fam = evidence.family_of(DEPTH_MORE_FULL.name)
-        done = [s for s in DEPTH_MORE_FULL.seeds if all(evidence.path(fam, a, s).is_file() for a in DEPTH_MORE_FULL.arms)]
-        if len(done) < len(DEPTH_MORE_FULL.seeds):  # no verdict on part of a declared sample
-            undecided(f"DEPTH-01 (full): undecided on seeds {list(depth_full.seeds)}; its declared second look has "
-                      f"{len(done)} of {len(DEPTH_MORE_FULL.seeds)} fresh seeds recorded "
-                      "(they train on a GPU)")
-        more = evidence.recorded_runs(DEPTH_MORE_FULL)
-        value, holds = depth01_rule(more, level=SECOND_LOOK)
-        claim_record("DEPTH-01", value, tolerance=f"joint, second look: {SECOND_LOOK * 100:g} % intervals, as above",
-                     label=f"full scale, second look (seeds {more.seeds[0]}-{more.seeds[-1]}): mean and interval")
-    if holds is None:
-        undecided(f"DEPTH-01 (full): a part's interval crosses its band's edge or the {MACHINE_MOVE:.0%} margin, or "
-                  "lies outside but not at its Bonferroni level")
-    assert holds, value
+    look = sequential(DEPTH_LOOKS, depth_full.prefix(),
+                      lambda n, level, _a: depth01_rule(depth_full.first(n), level=level)[::-1])
+    if look.index:
+        claim_record("DEPTH-01", look.shown,
+                     expected={"train gain": round((18.77 - 14.49) / 18.77, 4), "val loss": round((40.57 - 38.07) / 38.07, 4),
+                               **{f"{arm} {what}": doc for arm, docs in DOC_DEPTH.items()
+                                  for what, doc in zip(("train", "val"), docs)}},
+                     tolerance=f"joint: intervals inside ±10 % of the four numbers; each gap's above {MACHINE_MOVE}; "
+                               f"a part outside only at its Bonferroni level (suite/rules.py: joint); sequential: "
+                               f"{DEPTH_LOOKS.text()}",
+                     label=f"full scale: 2 blocks' train gain and val loss (relative), and the four perplexities: mean "
+                           f"and {DEPTH_LOOKS.level * 100:.4g} % interval over the first {look.n} seeds, look "
+                           f"{look.index} of {len(DEPTH_LOOKS.looks)}")
+    judge_look("DEPTH-01", look, "two blocks better on train, worse on validation, near the four numbers")
 
 
 from suite.diagnosis import diagnosis_test  # noqa: E402

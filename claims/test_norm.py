@@ -7,7 +7,8 @@ from scipy import stats
 
 from model import MLP, Block, MultiHeadAttention
 from claimcheck import diverges, undecided
-from suite.rules import MAJORITY, MOST, SECOND_LOOK, TOST_LEVEL, beyond, decide, interval, joint, judge, mean_interval, starts, wide_level, within
+from suite.catalogue import NORM07_LOOKS
+from suite.rules import MAJORITY, MOST, SECOND_LOOK, TOST_LEVEL, beyond, decide, interval, interval_looks, joint, judge, judge_look, mean_interval, starts, wide_level, within
 from suite.diagnosis import check_kind
 from suite.catalogue import NORM03_GRADS, NORM03_MORE
 
@@ -480,13 +481,15 @@ def test_post_norm_with_warmup_matches_pre_norm_at_full_scale(norm_full, claim_r
 @pytest.mark.claim("NORM-07")
 # No ``diverges`` mark: the recorded seeds leave NORM-07 undecided, and a mark is for a divergence
 # the evidence shows. A rerun that decides against the text reads *fails* until it is recorded.
-def test_warmup_barely_matters_for_pre_norm_at_full_scale(norm_full, claim_record):
-    _declared("NORM-07", norm_full)
-    value, side = norm07_rule(norm_full)
-    claim_record("NORM-07", value, expected="-0.005 (37.62 vs 37.82)",
-                 tolerance=f"comparison: 90 % interval inside ±{BARELY} (catalogue's 'barely', TOST)",
-                 label="(pre+warmup - pre) / pre (full): mean and 90 % interval over the paired seeds")
-    _judge("NORM-07", norm_full, side, value)
+def test_warmup_barely_matters_for_pre_norm_at_full_scale(norm07_full, claim_record):
+    """``norm07_rule``'s quantity at the looks of catalogue.NORM07_LOOKS (its grid keeps NORM_FULL's
+    three seeds)."""
+    pre, pre_wu = norm07_full.val("pre"), norm07_full.val("pre+warmup")
+    look = interval_looks(claim_record, "NORM-07", (pre_wu - pre) / pre, lambda lo, hi: within(lo, hi, (-BARELY, BARELY)),
+                          f"comparison: the interval inside ±{BARELY} (the catalogue's 'barely', TOST)",
+                          "(pre+warmup - pre) / pre (full), paired by seed", NORM07_LOOKS, norm07_full.prefix(),
+                          expected=-0.005)
+    judge_look("NORM-07", look, "warmup barely matters for pre-norm", doc=-0.005)
 
 
 # ---- the diagnosis of each divergence: its rule at every point of its grid (suite/diagnosis_grids.py) ----

@@ -57,7 +57,8 @@ NORM_GRIDS = {cid: Grid(cid, NORM_FULL, _NORM_AXES, base=_NORM_CURVE,
               for cid in ("NORM-04", "NORM-05", "NORM-06", "NORM-07")}
 
 # ---- two blocks overfit: DEPTH-01 ------------------------------------------------------------
-DEPTH_GRID = Grid("DEPTH-01", DEPTH_FULL, (
+# on the first look's three seeds, as declared before the verdict's schedule grew (catalogue.DEPTH_LOOKS)
+DEPTH_GRID = Grid("DEPTH-01", replace(DEPTH_FULL, seeds=DEPTH_FULL.seeds[:3]), (
     Axis("read.checkpoint", ("final", "best"),
          "L252 gives one train and one val perplexity per model, not from which step; our two-block "
          "validation bottoms at step 2000 and then rises"),

@@ -128,6 +128,13 @@ class Runs:
         look may read (suite.rules.Schedule)."""
         return declared_prefix(self._seeds, self.scale.seeds)
 
+    def first(self, n: int) -> "Runs":
+        """The same runs over the first ``n`` seeds only: what a declared look reads."""
+        fetch = self._records
+        view = Runs(self.scale, lambda arms: {a: recs[:n] for a, recs in fetch(arms).items()}, self._seeds[:n])
+        view._arms = {a: runs[:n] for a, runs in self._arms.items()}
+        return view
+
     def _fetch(self, arms) -> None:
         for arm, recs in self._records(arms).items():
             self._arms[arm] = [Run.of(arm, r) for r in recs]

@@ -61,10 +61,10 @@ def test_only_the_scales_that_train_on_the_cpu_are_trained_up_front():
 
 def test_every_scale_of_the_catalogue_is_read_through_one_fixture():
     """catalogue.FIXTURES names each scale's session fixture (suite/fixtures.py makes one per
-    entry); DEPTH-01's second look is read from its committed evidence only."""
+    entry)."""
     declared = {k for k, v in vars(catalogue).items() if k.isupper() and hasattr(v, "runs")}
     by_fixture = {k for k, v in vars(catalogue).items() if any(v is s for s in catalogue.FIXTURES.values())}
-    assert declared - by_fixture == {"DEPTH_MORE_FULL"}
+    assert declared - by_fixture == set()
     assert len({id(s) for s in catalogue.FIXTURES.values()}) == len(catalogue.FIXTURES)
 
 
