@@ -9,8 +9,8 @@ from experiments.winograd import (ADJ_AT, ADJECTIVES, BATCH, CROSSED, CROSSER, N
                             Example, all_fixed_sentences, fixed_task, format_row,
                             leaky_task, model_config)
 from claimcheck import diverges
-from suite.rules import ALPHA, MAJORITY, MOST, TOST_LEVEL, decide, rate_text, starts, starts_joint, two_se
-from suite.catalogue import WINOGRAD
+from suite.rules import ALPHA, MAJORITY, MOST, TOST_LEVEL, judge_look, rate_text, sequential, starts, starts_joint, two_se
+from suite.catalogue import WINO_LOOKS, WINOGRAD
 
 # ---- the generator: exact ------------------------------------------------------------------
 
@@ -215,12 +215,25 @@ CHECKS = {"WINO-02": (bag_is_perfect, bag_beats_one_block),
 OF_TWO = f"{MOST}; shown below only at alpha / 2, for the claim's two checks (Bonferroni)"
 
 
-def check_rate(claim: str, ok) -> dict:
+def check_rate(claim: str, ok, alpha: float = ALPHA) -> dict:
     """One of a claim's checks as a start count: it holds at alpha, and diverges only at alpha over
     the claim's checks (Bonferroni), as the claim's rule at a grid point judges it (``claim_rule``)."""
-    r = starts(ok, MAJORITY)
-    wide = starts(ok, MAJORITY, ALPHA / len(CHECKS[claim]))
+    r = starts(ok, MAJORITY, alpha)
+    wide = starts(ok, MAJORITY, alpha / len(CHECKS[claim]))
     return dict(r, holds=True if r["holds"] else False if wide["holds"] is False else None)
+
+
+def decide_check(claim_record, claim: str, check, runs, expected, tolerance: str = OF_TWO) -> None:
+    """One check of a claim on the starts of ``runs`` (``winograd_looks``), at the looks of
+    catalogue.WINO_LOOKS: each look's count at alpha / J (to diverge, alpha / J over the claim's
+    checks); the deciding (or last) look's count recorded, and asserted in the calling test."""
+    ok = check(runs)
+    look = sequential(WINO_LOOKS, len(ok), lambda n, _level, alpha: (lambda r: (r["holds"], r))(
+        check_rate(claim, ok[:n], alpha)))
+    if look.index:
+        claim_record(claim, rate_text(look.shown), expected=expected, tolerance=f"{tolerance}; sequential: {WINO_LOOKS.text()}",
+                     label=f"{check.__doc__}: the first {look.n} starts, look {look.index} of {len(WINO_LOOKS.looks)}")
+    judge_look(claim, look, check.__doc__)
 
 
 def reads(claim: str) -> set:
@@ -244,12 +257,10 @@ def claim_rule(claim: str):
 @pytest.mark.claim("WINO-02")
 @diverges("the bag of words is near-perfect on the leaky task, not perfect: held-out accuracy "
           "below 100 % on most seeds (per-seed accuracies in the report)")
-def test_on_the_leaky_task_the_bag_of_words_is_perfect(winograd, claim_record):
+def test_on_the_leaky_task_the_bag_of_words_is_perfect(winograd, winograd_looks, claim_record):
     claim_record("WINO-02", winograd.final("leaky", "bag"), expected=1.0, tolerance="reported",
                  label="bag of words, held out, per seed")
-    r = claim_record("WINO-02", check_rate("WINO-02", bag_is_perfect(winograd)), expected="100 %", tolerance=OF_TWO,
-                     label=bag_is_perfect.__doc__)
-    decide(r)
+    decide_check(claim_record, "WINO-02", bag_is_perfect, winograd_looks, expected="100 %", tolerance=OF_TWO)
 
 
 @pytest.mark.slow
@@ -257,27 +268,23 @@ def test_on_the_leaky_task_the_bag_of_words_is_perfect(winograd, claim_record):
 @pytest.mark.claim("WINO-02")
 @diverges("one block also solves the leaky task, so 'the bag of words "
                    "beats the transformer' does not reproduce (per-seed accuracies in the report)")
-def test_on_the_leaky_task_the_bag_of_words_beats_one_block(winograd, claim_record):
+def test_on_the_leaky_task_the_bag_of_words_beats_one_block(winograd, winograd_looks, claim_record):
     claim_record("WINO-02", winograd.final("leaky", "1-block"), expected=0.917, tolerance="reported",
                  label="one block, held out, per seed")
-    r = claim_record("WINO-02", check_rate("WINO-02", bag_beats_one_block(winograd)), expected="bag > one block", tolerance=OF_TWO,
-                     label=bag_beats_one_block.__doc__)
-    decide(r)
+    decide_check(claim_record, "WINO-02", bag_beats_one_block, winograd_looks, expected="bag > one block", tolerance=OF_TWO)
 
 
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-07")
-def test_the_bag_of_words_cannot_order_the_pair(winograd, claim_record):
+def test_the_bag_of_words_cannot_order_the_pair(winograd, winograd_looks, claim_record):
     n = winograd.held_out("fixed")
     claim_record("WINO-07", winograd.final("fixed", "bag", "pair_accuracy"), expected=0.5,
                  tolerance=f"start count, per start: <= 0.5 + 2 SE per seed (n={n})", label="bag: correct noun of the pair, per seed")
     claim_record("WINO-07", winograd.final("fixed", "bag", "wrong_noun"), expected=0.5,
                  tolerance=f"start count, per start: within ±{two_se(0.5, n):.3f} of 1/2 per seed (2 binomial SE: 'esattamente metà', docs/reference/statistics.md)",
                  label="bag: answers the wrong noun of the pair, per seed")
-    r = claim_record("WINO-07", check_rate("WINO-07", bag_at_chance_wrong_half(winograd)), expected="half", tolerance=OF_TWO,
-                     label=bag_at_chance_wrong_half.__doc__)
-    decide(r)
+    decide_check(claim_record, "WINO-07", bag_at_chance_wrong_half, winograd_looks, expected="half", tolerance=OF_TWO)
 
 
 @pytest.mark.slow
@@ -285,25 +292,21 @@ def test_the_bag_of_words_cannot_order_the_pair(winograd, claim_record):
 @pytest.mark.claim("WINO-07")
 @diverges("the bag's accuracy over the whole vocabulary is not 27.9 %: "
                    "it puts its answer on one of the two nouns (per-seed accuracies in the report)")
-def test_the_bag_of_words_scores_27_9_percent(winograd, claim_record):
+def test_the_bag_of_words_scores_27_9_percent(winograd, winograd_looks, claim_record):
     claim_record("WINO-07", winograd.final("fixed", "bag"), expected=0.279,
                  tolerance=f"start count, per start: ±{two_se(0.279, winograd.held_out('fixed')):.3f} per seed (2 binomial SE of 27.9 %, docs/reference/statistics.md)",
                  label="bag: accuracy over the vocabulary, per seed")
-    r = claim_record("WINO-07", check_rate("WINO-07", bag_scores_27_9(winograd)), expected=0.279, tolerance=OF_TWO,
-                     label=bag_scores_27_9.__doc__)
-    decide(r)
+    decide_check(claim_record, "WINO-07", bag_scores_27_9, winograd_looks, expected=0.279, tolerance=OF_TWO)
 
 
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-11")
-def test_two_blocks_solve_the_fixed_task(winograd, claim_record, claim_figure):
+def test_two_blocks_solve_the_fixed_task(winograd, winograd_looks, claim_record, claim_figure):
     claim_record("WINO-11", winograd.final("fixed", "2-blocks"), expected=1.0, tolerance="start count, per start: >= 0.98 (catalogue)",
                  label="two blocks, held out, per seed")
     claim_figure("WINO-11", "winograd_accuracy_vs_steps", _draw_curves(winograd))
-    r = claim_record("WINO-11", check_rate("WINO-11", two_blocks_solve(winograd)), expected="100 %", tolerance=OF_TWO,
-                     label=two_blocks_solve.__doc__)
-    decide(r)
+    decide_check(claim_record, "WINO-11", two_blocks_solve, winograd_looks, expected="100 %", tolerance=OF_TWO)
 
 
 @pytest.mark.slow
@@ -311,13 +314,11 @@ def test_two_blocks_solve_the_fixed_task(winograd, claim_record, claim_figure):
 @pytest.mark.claim("WINO-11")
 @diverges("one block reaches 100 % on some seeds: it does not fall short of two blocks on most starts, "
           "nor land near 92.7 % (per-seed accuracies in the report)")
-def test_one_block_falls_short_of_two_near_92_7_percent(winograd, claim_record):
+def test_one_block_falls_short_of_two_near_92_7_percent(winograd, winograd_looks, claim_record):
     claim_record("WINO-11", winograd.final("fixed", "1-block"), expected=0.927,
                  tolerance=f"start count, per start: below two blocks and within ±{one_block_band(winograd):.3f} (2 binomial SE)",
                  label="one block, held out, per seed")
-    r = claim_record("WINO-11", check_rate("WINO-11", one_block_short_near_92_7(winograd)), expected=0.927, tolerance=OF_TWO,
-                     label=one_block_short_near_92_7.__doc__)
-    decide(r)
+    decide_check(claim_record, "WINO-11", one_block_short_near_92_7, winograd_looks, expected=0.927, tolerance=OF_TWO)
 
 
 def _draw_curves(winograd):
@@ -352,14 +353,12 @@ def _printed(winograd, block, claim_id, claim_record):
 @pytest.mark.claim("WINO-09")
 @diverges("in our trained models block 1 does not concentrate on the "
                    "first noun at the scored position (per-seed rows in the report)")
-def test_block_1_carries_the_first_noun_forward(winograd, claim_record, claim_figure):
+def test_block_1_carries_the_first_noun_forward(winograd, winograd_looks, claim_record, claim_figure):
     claim_record("WINO-09", _rows(winograd, "tired", 0)[:, X_AT].round(2).tolist(), expected=0.70, tolerance="start count, per start: > 0.4",
                  label="block 1, weight on the first noun (tired), per seed")
     _printed(winograd, 0, "WINO-09", claim_record)
     claim_figure("WINO-09", "winograd_maps", _draw_maps(winograd))
-    r = claim_record("WINO-09", check_rate("WINO-09", block1_on_first_noun(winograd)), expected=0.70, tolerance=OF_TWO,
-                     label=block1_on_first_noun.__doc__)
-    decide(r)
+    decide_check(claim_record, "WINO-09", block1_on_first_noun, winograd_looks, expected=0.70, tolerance=OF_TWO)
 
 
 @pytest.mark.slow
@@ -367,10 +366,8 @@ def test_block_1_carries_the_first_noun_forward(winograd, claim_record, claim_fi
 @pytest.mark.claim("WINO-09")
 @diverges("block 1's row differs between 'tired' and 'wet': the query is "
                    "the same, but the adjective's own key moves its weight (rows in the report)")
-def test_block_1_rows_are_identical_for_the_pair_to_two_decimals(winograd, claim_record):
-    r = claim_record("WINO-09", check_rate("WINO-09", block1_rows_identical(winograd)), expected="identical to 2 decimals", tolerance=OF_TWO,
-                     label=block1_rows_identical.__doc__)
-    decide(r)
+def test_block_1_rows_are_identical_for_the_pair_to_two_decimals(winograd, winograd_looks, claim_record):
+    decide_check(claim_record, "WINO-09", block1_rows_identical, winograd_looks, expected="identical to 2 decimals", tolerance=OF_TWO)
 
 
 @pytest.mark.slow
@@ -378,20 +375,18 @@ def test_block_1_rows_are_identical_for_the_pair_to_two_decimals(winograd, claim
 @pytest.mark.claim("WINO-10")
 @diverges("block 2 does not put about 0.49 on the other noun, as its largest weight, on most starts: "
           "the chapter's one model is not what training typically produces (rate and rows in the report)")
-def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, claim_record):
+def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, winograd_looks, claim_record):
     on_adj = {adj: _rows(winograd, adj, 1)[:, ADJ_AT] for adj in ADJECTIVES}
     on_y = {adj: _rows(winograd, adj, 1)[:, Y_AT] for adj in ADJECTIVES}
     _printed(winograd, 1, "WINO-10", claim_record)
     claim_record("WINO-10", _rows(winograd, "wet", 1)[:, Y_AT].round(2).tolist(), expected=0.49,
                  tolerance="start count, per start: ±0.15, and the row's largest", label="block 2, weight on the other noun (wet), per seed")
-    r = claim_record("WINO-10", check_rate("WINO-10", block2_fetches_other_noun(winograd)), expected=0.49, tolerance=OF_TWO,
-                     label=block2_fetches_other_noun.__doc__)
     rule = np.array([all(on_y[a][i] > on_adj[a][i] for a in CROSSED)
                      and np.mean([on_y[a][i] for a in CROSSED]) > np.mean([on_y[a][i] for a in CROSSER])
                      for i in range(len(SEEDS))])
     claim_record("WINO-10", rate_text(starts(rule, MAJORITY)), tolerance="reported: the rule over all 8 adjectives",
                  label="starts where every crossed adjective sends block 2 to the other noun")
-    decide(r)
+    decide_check(claim_record, "WINO-10", block2_fetches_other_noun, winograd_looks, expected=0.49, tolerance=OF_TWO)
 
 
 @pytest.mark.slow
@@ -400,10 +395,8 @@ def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, claim_
 @diverges("for crosser adjectives block 2 does not put most of its weight "
                    "on the adjective on most starts (counts and rows in the report), although two blocks "
                    "reach 100 %")
-def test_block_2_reads_the_adjective_for_a_crosser_adjective(winograd, claim_record):
-    r = claim_record("WINO-10", check_rate("WINO-10", block2_reads_crosser_adjective(winograd)), expected="all its weight",
-                     tolerance=f"{OF_TWO}; per start: weight > 0.5", label=block2_reads_crosser_adjective.__doc__)
-    decide(r)
+def test_block_2_reads_the_adjective_for_a_crosser_adjective(winograd, winograd_looks, claim_record):
+    decide_check(claim_record, "WINO-10", block2_reads_crosser_adjective, winograd_looks, expected="all its weight", tolerance=f"{OF_TWO}; per start: weight > 0.5")
 
 
 def _draw_maps(winograd):

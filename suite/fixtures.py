@@ -219,6 +219,14 @@ def tiny_lab_main(tiny_lab):
 
 
 @pytest.fixture(scope="session")
+def winograd_looks(winograd):
+    """The starts a Winograd start count is judged on: the stated runs, then the recorded starts
+    of its later looks (catalogue.WINO_LOOKS, WINOGRAD_MORE; suite/evidence/winograd.py)."""
+    from suite.evidence.winograd import looks_runs
+    return looks_runs(winograd)
+
+
+@pytest.fixture(scope="session")
 def winograd_point_runs(winograd):
     """``scale -> runs`` for a Winograd diagnosis grid: the stated scale's are the verdict's own
     runs, a point's are its committed records (suite/evidence/winograd.py)."""

@@ -110,6 +110,14 @@ class WinogradRuns:
             return np.array([r["final"][key] for r in runs])
         return np.array([max(r["curve"], key=lambda p: p["accuracy"])[key] for r in runs])
 
+    def join(self, *more: "WinogradRuns") -> "WinogradRuns":
+        """These runs, then each of ``more``'s seeds in order (the same models and settings): the
+        starts a scheduled Winograd verdict counts (catalogue.WINO_LOOKS)."""
+        out = WinogradRuns(self.scale, {m: {"runs": self._records[m]["runs"] + [r for o in more for r in o._records[m]["runs"]]}
+                                        for m in self._records}, self.evidence.union(*(o.evidence for o in more)))
+        out.seeds = self.seeds + tuple(s for o in more for s in o.seeds)
+        return out
+
     def held_out(self, task: str) -> int:
         """Held-out sentences: one per adjective for each held-out pair."""
         return len(ADJECTIVES) * self.scale.held_pairs(task)

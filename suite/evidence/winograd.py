@@ -23,7 +23,7 @@ import torch
 from experiments.train import FIRST_LOSSES
 from experiments.winograd import ADJECTIVES, fixed_task, leaky_task, train_task
 from suite import settings
-from suite.catalogue import WINOGRAD
+from suite.catalogue import WINOGRAD, WINOGRAD_MORE
 from suite.diagnosis_grids import WINOGRAD_GRIDS
 from suite.evidence import store
 from suite.winograd_scale import WinogradRuns, train_winograd
@@ -38,8 +38,9 @@ def points() -> list:
 
 
 def recorded_scales() -> list:
-    """What has records: the stated scale (every model) and each trained point."""
-    return [WINOGRAD, *points()]
+    """What has records: the stated scale and its later looks (every model), and each trained
+    point."""
+    return [WINOGRAD, *WINOGRAD_MORE, *points()]
 
 
 def recorded_arm(scale, task: str, kind: str) -> dict:
@@ -58,13 +59,15 @@ def changed(scale) -> list[tuple[str, str]]:
 
 
 def path(point: str, task: str, kind: str):
-    where = "stated" if point == WINOGRAD.name else f"explore/{point}"
+    more = {m.name for m in WINOGRAD_MORE}
+    where = "stated" if point == WINOGRAD.name else f"stated/{point}" if point in more else f"explore/{point}"
     return store.EVIDENCE / FAMILY / where / f"{task}-{kind}.json"
 
 
 def record_paths() -> list:
     return sorted([*(store.EVIDENCE / FAMILY / "explore").glob("*/*.json"),
-                   *(store.EVIDENCE / FAMILY / "stated").glob("*.json")])
+                   *(store.EVIDENCE / FAMILY / "stated").glob("*.json"),
+                   *(store.EVIDENCE / FAMILY / "stated").glob("*/*.json")])
 
 
 def cost(scale, model) -> float:
@@ -77,7 +80,10 @@ def cost(scale, model) -> float:
 def pending(names=()) -> list[tuple[object, tuple[str, str]]]:
     """The (point, model)s declared and not recorded (of the points ``names``, if given), the
     cheapest point first, so that whole points land first when time is short."""
-    todo = [(s, m) for s in recorded_scales() for m in changed(s)
+    def looked(s):  # a later look once the looks before it are recorded
+        return s not in WINOGRAD_MORE[1:] or all(path(p.name, *m).is_file() for p in
+                                                 WINOGRAD_MORE[:WINOGRAD_MORE.index(s)] for m in changed(p))
+    todo = [(s, m) for s in recorded_scales() if looked(s) for m in changed(s)
             if not path(s.name, *m).is_file() and (not names or s.name in names)]
     whole = {s.name: sum(cost(t, m) for t, m in todo if t.name == s.name) for s, _ in todo}
     return sorted(todo, key=lambda sm: (whole[sm[0].name], sm[0].name, cost(*sm)))
@@ -201,6 +207,22 @@ def _result(scale, task: str, kind: str) -> tuple[dict, str]:
                                     f"CLAIMS_SEED_OFFSET={settings.current().seed_offset} moves the suite's",
                                     _use_item_location=True)
     return rec["result"], store.evidence_of(rec)
+
+
+def looks_runs(stated: WinogradRuns) -> WinogradRuns:
+    """The starts a scheduled verdict counts: the stated runs, then each later look's recorded
+    starts in order (a look not wholly recorded ends them; under a seed offset, none)."""
+    more = []
+    for scale in () if settings.current().seed_offset else WINOGRAD_MORE:
+        try:
+            recs = {m: load(scale.name, *m) for m in scale.models}
+        except store.InvalidRecord as e:
+            pytest.fail(str(e), pytrace=False)
+        if any(r is None for r in recs.values()):
+            break
+        more.append(WinogradRuns(scale, {m: r["result"] for m, r in recs.items()},
+                                 {store.evidence_of(r) for r in recs.values()}))
+    return stated.join(*more)
 
 
 def point_runs(scale, stated: WinogradRuns) -> WinogradRuns:
