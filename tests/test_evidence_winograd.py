@@ -162,3 +162,25 @@ def test_the_first_steps_of_every_winograd_record_replay(path):
         pytest.skip(f"no Winograd grid evidence committed yet: `{we.COMMAND}`")
     rec = store.read_or_fail(path, we.COMMAND)
     store.check_replay(rec, we.replay_movement(rec), we.COMMAND)
+
+
+@pytest.mark.fast
+def test_the_later_looks_are_pending_in_order_and_join_the_stated_starts(tmp_path, monkeypatch):
+    """catalogue.WINO_LOOKS: look 2's starts (every model) are pending first; look 3's only once
+    look 2 is recorded; the starts a verdict counts are the stated ones, then each recorded look's."""
+    from suite.catalogue import WINO_LOOKS, WINOGRAD_MORE
+    from suite.winograd_scale import WinogradRuns
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path)
+    look2, look3 = WINOGRAD_MORE
+    names = lambda: {s.name for s, _ in we.pending()}  # noqa: E731
+    assert look2.name in names() and look3.name not in names()
+    assert look2.seeds == tuple(range(WINO_LOOKS.looks[0], WINO_LOOKS.looks[1]))
+    for m in we.changed(look2):
+        we.path(look2.name, *m).parent.mkdir(parents=True, exist_ok=True)
+        we.path(look2.name, *m).write_text("{}")
+    assert look3.name in names() and look2.name not in names()
+    runs = lambda scale: WinogradRuns(scale, {m: {"runs": [{"seed": s} for s in scale.seeds]}  # noqa: E731
+                                              for m in scale.models})
+    joined = runs(WINOGRAD).join(runs(look2))
+    assert joined.seeds == WINOGRAD.seeds + look2.seeds
+    assert [r["seed"] for r in joined._records["fixed", "2-blocks"]["runs"]] == list(joined.seeds)
