@@ -180,8 +180,9 @@ def propose(claim: dict, language: str) -> dict | None:
             added = f"{body} ({'; '.join(words[p] for p in points)}){end}"
             out["edits"] = [{"replaces": passages[-1], "with": added}]
             out["proposed"] = QUOTE_JOIN.join([*passages[:-1], added])
-        elif kind == "pending":
-            out["missing"] = "; ".join(filter(None, [d.get("reason") or "a grid point is open", _cost(d)]))
+        elif kind in ("pending", "undecided at the cap"):  # at the cap nothing more is recorded: no cost
+            cost = _cost(d) if kind == "pending" else ""
+            out["missing"] = "; ".join(filter(None, [d.get("reason") or "a grid point is open", cost]))
             if templates:
                 out["draft"] = filled()[0]
         else:

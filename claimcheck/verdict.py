@@ -198,7 +198,9 @@ KINDS = {
     "setup": "our setup was wrong, and is fixed: the verdict is judged on the chapter's configuration",
     "unstated": "reproduces only under a setting the text leaves unstated: the text should state it",
     "text": "diverges under every setting tried: the text's number or sentence does not reproduce",
-    "pending": "not classified yet: a setting the text leaves unstated is unmeasured, undecided, or holds on one look only",
+    "pending": "not classified yet: a setting the text leaves unstated is not yet measured on its declared looks",
+    "undecided at the cap": "every setting tried is measured on its declared looks, and some stay undecided or hold on "
+                            "one look only: the text's reading could not be settled within them",
 }
 
 
@@ -243,8 +245,10 @@ def erratum_kind(status: str, diagnosis: dict | None) -> dict | None:
     """Which kind of erratum a claim is, from its diagnosis grid: ``setup`` when our
     configuration was fixed and the claim now holds; for a divergence, ``unstated`` (naming the
     points) when a point tried holds at the grid's Bonferroni level and again on a second look at
-    fresh seeds, ``text`` when every point tried was measured and none holds, and ``pending``
-    while some point is unmeasured, undecided, or holds on one look only (``point_looks``)."""
+    fresh seeds, ``text`` when every point tried was measured and none holds, ``pending`` while
+    some point's declared looks are not all measured, and ``undecided at the cap`` once they are
+    and some point stays undecided or holds on one look only (``point_looks``): a kind that
+    cannot stay pending for ever."""
     if not diagnosis:
         return None
     grid = diagnosis.get("grid") or []
@@ -263,7 +267,13 @@ def erratum_kind(status: str, diagnosis: dict | None) -> dict | None:
     open_ = [_last(grid, p) for p, v in looks.items() if v == "open"]
     undecided = [e["point"] for e in open_ if point_state(e) == "undecided"]
     unmeasured = [e["point"] for e in open_ if point_state(e) != "undecided"]
+    unmeasured += [p for p, v in looks.items() if v != "open" and any(
+        point_state(x) == "not measured" for x in grid if x.get("supersedes") == p)]  # a declared look to come
     n = len(looks)
+    if grid and not unmeasured:
+        remain = [f"{p} ({'undecided' if p in undecided else 'holds on one look'})" for p in [*undecided, *once]]
+        return {"kind": "undecided at the cap", "points": [*undecided, *once],
+                "reason": f"every point is measured on its declared looks; the readings that remain: {', '.join(remain)}"}
     parts = [f"{len(unmeasured)} of {n} points not measured yet: " + ", ".join(unmeasured)] * bool(unmeasured)
     parts += [f"{len(undecided)} of {n} points undecided on their declared seeds: " + ", ".join(undecided)] * bool(undecided)
     parts += [f"{len(once)} of {n} points hold on one look, and need a second on fresh seeds: "

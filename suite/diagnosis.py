@@ -296,9 +296,10 @@ def pinned_kinds(path: Path = KINDS) -> dict:
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise ValueError(f"{path}: {e}; restore it from git") from None
     bad = [cid for cid, v in kinds.items() if not isinstance(v, dict) or set(v) != {"kind", "reason"}
-           or v["kind"] not in ("unstated", "text", "pending")]
+           or v["kind"] not in ("unstated", "text", "pending", "undecided at the cap")]
     if bad:
-        raise ValueError(f"{path}: {', '.join(bad)}: each entry is kind = unstated|text|pending, reason = \"...\"")
+        raise ValueError(f"{path}: {', '.join(bad)}: each entry is kind = unstated|text|pending|undecided at the cap, "
+                         "reason = \"...\"")
     return kinds
 
 

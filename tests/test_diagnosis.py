@@ -125,9 +125,11 @@ def test_an_unstated_kind_needs_a_second_look_on_fresh_seeds():
         "reason": "holds at best, at the grid's Bonferroni level and again on fresh seeds"}
     assert erratum_kind("diverges", grid(True, False))["kind"] == "text"       # it did not hold again
     assert erratum_kind("diverges", grid(True, None))["kind"] == "pending"     # the second look is open
-    # seeds 0-9 include the first look's 0-2: one look that holds, not a replication
+    # seeds 0-9 include the first look's 0-2: one look that holds, not a replication; with every
+    # declared look measured, the kind ends at the cap, naming the reading that remains
     assert erratum_kind("diverges", grid(None, True, range(10))) == {
-        "kind": "pending", "reason": "1 of 1 points hold on one look, and need a second on fresh seeds: best"}
+        "kind": "undecided at the cap", "points": ["best"],
+        "reason": "every point is measured on its declared looks; the readings that remain: best (holds on one look)"}
     assert erratum_kind("diverges", grid(False, False))["kind"] == "text"
 
 
@@ -145,7 +147,7 @@ def test_a_kind_that_moves_fails_until_its_pin_changes(tmp_path, monkeypatch):
     with pytest.raises(pytest.fail.Exception, match="fixtures/kinds.toml has no entry for it"):
         diagnosis.check_kind(dict(report, claim="Y-02"), pins)
     pins.write_text('[X-01]\nkind = "maybe"\nreason = "?"\n')
-    with pytest.raises(ValueError, match="X-01: each entry is kind = unstated|text|pending"):
+    with pytest.raises(ValueError, match="X-01: each entry is kind = unstated|text|pending|undecided at the cap"):
         diagnosis.check_kind(report, pins)
     monkeypatch.setattr("suite.settings._current", Settings(seed_offset=100))  # other seeds than the declared: nothing to compare
     assert diagnosis.check_kind(report, pins) == "pending"
@@ -157,9 +159,14 @@ def test_every_pinned_kind_names_a_grid_and_every_grid_has_a_pin():
     assert set(pinned_kinds()) == {*GRIDS, *WINOGRAD_GRIDS, *LAB_GRIDS, "NORM-03"}
 
 
-def test_one_look_that_holds_is_pending_never_unstated():
+def test_one_look_that_holds_is_never_unstated_and_a_measured_grid_ends_at_the_cap():
     assert erratum_kind("diverges", _d(False, True, False)) == {
-        "kind": "pending", "reason": "1 of 2 points hold on one look, and need a second on fresh seeds: p1"}
+        "kind": "undecided at the cap", "points": ["p1"],
+        "reason": "every point is measured on its declared looks; the readings that remain: p1 (holds on one look)"}
+    # while a point is unmeasured the kind is pending, and says what a second look would decide
+    assert erratum_kind("diverges", _d(False, True, None)) == {
+        "kind": "pending", "reason": "1 of 2 points not measured yet: p2; "
+                                     "1 of 2 points hold on one look, and need a second on fresh seeds: p1"}
 
 
 def test_every_declared_grid_varies_an_unstated_setting_of_its_claims_scale():
@@ -254,16 +261,17 @@ def _d(*holds, fixed=""):
 
 @pytest.mark.parametrize("status, diagnosis, kind", [
     ("diverges", None, None),
-    ("diverges", _d(False, False, True), "pending"),   # one look holds: its second look decides
+    ("diverges", _d(False, False, True), "undecided at the cap"),   # one look holds, and no second is declared
     ("diverges", _d(False, False, False), "text"),
     ("diverges", _d(False, None, False), "pending"),
-    ("diverges", _d(None, True), "pending"),
+    ("diverges", _d(None, True), "undecided at the cap"),
     ("diverges", _d(True, False), "text"),             # the stated point is not a setting tried
     ("diverges", _d(False, fixed="our run was the wrong one"), "text"),
     ("diverges", {"fixed": "", "grid": []}, "pending"),
     ("holds", _d(True, False, fixed="our run was the wrong one"), "setup"),
     ("holds", _d(True, False), None),
-    ("diverges", _d(False, "undecided", False), "pending"),  # more seeds, declared first, would decide
+    ("diverges", _d(False, "undecided", False), "undecided at the cap"),  # its declared seeds are spent
+    ("diverges", _d(False, "undecided", None), "pending"),  # a point still to measure
     ("fails", _d(False, True), None),                  # a failure is a failure, never an erratum
     ("not-run", _d(False, True), None),
 ])
@@ -274,16 +282,18 @@ def test_the_kind_of_an_erratum(status, diagnosis, kind):
 
 @pytest.mark.parametrize("status, diagnosis, reason", [
     ("holds", _d(True, fixed="our run was the wrong one"), "our run was the wrong one"),
-    ("diverges", _d(False, True, False, True), "2 of 3 points hold on one look, and need a second on fresh seeds: p1, p3"),
+    ("diverges", _d(False, True, None, True), "1 of 3 points not measured yet: p2; "
+                                              "2 of 3 points hold on one look, and need a second on fresh seeds: p1, p3"),
     ("diverges", _d(False, False, False), "none of the 2 settings tried holds"),
     ("diverges", _d(False, None, False, None), "2 of 3 points not measured yet: p1, p3"),
     ("diverges", _d(False, "undecided", None), "1 of 2 points not measured yet: p2; "
                                                 "1 of 2 points undecided on their declared seeds: p1"),
     ("diverges", {"fixed": "", "grid": []}, "no grid point declared"),
-    ("diverges", _d(False, "undecided", False), "1 of 2 points undecided on their declared seeds: p1"),
+    ("diverges", _d(False, "undecided", False), "every point is measured on its declared looks; the readings that "
+                                                "remain: p1 (undecided)"),
 ])
 def test_each_kind_says_why_in_its_reason(status, diagnosis, reason):
-    assert set(erratum_kind(status, diagnosis)) == {"kind", "reason"}
+    assert set(erratum_kind(status, diagnosis)) - {"points"} == {"kind", "reason"}
     assert erratum_kind(status, diagnosis)["reason"] == reason
 
 
