@@ -221,9 +221,9 @@ def test_a_saturated_softmax_passes_almost_no_gradient(claim_record):
 # at batch 32 on d_model 128. Attention statistics come from a fixed held-out batch, every 100
 # steps (model.attention_maps.attention_summary).
 
-from suite.rules import (MAJORITY, MOST, above, below, decide, interval, joint, joint_record, judge,  # noqa: E402
-                          mean_interval, starts, two_se, within)
-from suite.catalogue import SQRT_WIDTHS  # noqa: E402
+from suite.rules import (MAJORITY, MOST, NEARLY_ALL, Schedule, above, below, decide, interval, joint,  # noqa: E402
+                          joint_record, judge, judge_look, mean_interval, starts, starts_looks, two_se, within)
+from suite.catalogue import SQRT12_LOOKS, SQRT_WIDTHS  # noqa: E402
 
 DOC_WORTH = {32: "≈ 0 (no-division slightly ahead)", 256: 18, 1024: 17}
 
@@ -367,9 +367,11 @@ def test_the_undivided_head_runs_away_and_collapses_completely(sqrt1024_ci, clai
     decide(r)
 
 
-def sqrt12_rule(runs, claim_record, scale: str) -> None:
+def sqrt12_rule(runs, claim_record, scale: str, schedule: Schedule) -> None:
     """Per start, the undivided d_k = 1024 head keeps at least 0.9 of its peak saturated fraction
-    at the end (read to 3 decimals, as recorded); most starts do (exact binomial test)."""
+    at the end (read to 3 decimals, as recorded). "Nulla la riporta indietro" is universal: nearly
+    every start keeps it (the rate above 4/5, as "every start" reads), by exact binomial tests on
+    ``schedule``'s looks."""
     kept = []
     for s in runs.seeds:
         sat = [a["saturated"] for a in runs.run("nodiv-1024", s).trace["attention"]]
@@ -377,16 +379,17 @@ def sqrt12_rule(runs, claim_record, scale: str) -> None:
     kept = np.array(claim_record("SQRT-12", [round(k, 3) for k in kept], expected="nothing brings it back",
                                  tolerance="reported",
                                  label=f"undivided d_k=1024: saturated fraction at the end / its peak ({scale}), per seed"))
-    r = claim_record("SQRT-12", starts(kept >= 0.9, MAJORITY), expected="nothing brings it back", tolerance=MOST,
-                     label=f"starts that keep >= 0.9 of their peak saturation at the end ({scale})")
-    decide(r)
+    look = starts_looks(claim_record, "SQRT-12", kept >= 0.9, NEARLY_ALL, schedule,
+                        f"starts that keep >= 0.9 of their peak saturation at the end ({scale})",
+                        expected="nothing brings it back")
+    judge_look("SQRT-12", look, "the collapse is stable on nearly every start")
 
 
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("SQRT-12")
 def test_the_collapse_is_stable(sqrt1024_ci, claim_record):
-    sqrt12_rule(sqrt1024_ci, claim_record, "CI")
+    sqrt12_rule(sqrt1024_ci, claim_record, "CI", Schedule((len(sqrt1024_ci.seeds),)))  # CI's ten starts: one look
 
 
 @pytest.mark.slow
@@ -516,9 +519,9 @@ def test_the_undivided_head_runs_away_and_saturates_at_full_scale(sqrt_full, cla
 @pytest.mark.gpu
 @pytest.mark.claim("SQRT-12")
 def test_the_collapse_is_stable_at_full_scale(sqrt12_full, claim_record):
-    """The CI test's rule (``sqrt12_rule``) on the document's configuration, five starts
-    (catalogue.SQRT12_FULL)."""
-    sqrt12_rule(sqrt12_full, claim_record, "full")
+    """The CI test's rule (``sqrt12_rule``) on the document's configuration, at the looks of
+    catalogue.SQRT12_LOOKS."""
+    sqrt12_rule(sqrt12_full.first(sqrt12_full.prefix()), claim_record, "full", SQRT12_LOOKS)
 
 
 @pytest.mark.gpu

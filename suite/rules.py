@@ -393,6 +393,18 @@ def joint_looks(claim_record, claim_id, parts, tolerance: str, schedule: Schedul
     return look
 
 
+def starts_looks(claim_record, claim_id: str, ok, line: float, schedule: Schedule, label: str, expected=None) -> Look:
+    """``starts`` on a schedule: ``ok`` per start, in the declared order; each look's exact tests
+    at the schedule's alpha per look. Records the deciding (or last) look's count."""
+    ok = np.asarray(ok, bool)
+    look = sequential(schedule, len(ok), lambda n, _level, alpha: (lambda r: (r["holds"], r))(starts(ok[:n], line, alpha)))
+    if look.index:
+        claim_record(claim_id, rate_text(look.shown), expected=expected,
+                     tolerance=f"{start_rule(line)}; sequential: {schedule.text()}",
+                     label=f"{label}: the first {look.n} starts, look {look.index} of {len(schedule.looks)}")
+    return look
+
+
 def judge_look(claim_id: str, look: Look, what: str, doc: float | None = None) -> None:
     """Assert a scheduled claim's verdict in the calling test: the deciding look's answer; else
     *undecided* until the next look (naming its seeds), or *undecided at the cap*, with what the
