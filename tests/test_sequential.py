@@ -129,3 +129,43 @@ def test_a_judged_look_records_its_interval_and_reads_undecided_at_the_cap():
     with pytest.raises(Undecided) as e:
         judge_look("X-01", look, "about 2", doc=2.0)
     assert e.value.final and "undecided at the cap" in str(e.value.msg) and "is inside it" in str(e.value.msg)
+
+
+# ---- start counts on a schedule: the Winograd checks, SQRT-12, the lab ---------------------
+
+def _count_verdicts(ok, schedule: Schedule, line: float, checks: int = 1) -> np.ndarray:
+    """Per dataset (rows: starts in order): 1 holds, -1 diverges, 0 undecided at the cap; each look's
+    exact one-sided tests at alpha / J, diverging at alpha / J over the claim's checks."""
+    a = schedule.alpha_per_look
+    out = np.zeros(len(ok), int)
+    for n in schedule.looks:
+        K = ok[:, :n].sum(1)
+        open_ = out == 0
+        out[open_ & (stats.binom.sf(K - 1, n, line) < a)] = 1
+        out[open_ & (stats.binom.cdf(K, n, line) < a / checks)] = -1
+    return out
+
+
+COUNTS = {"Winograd check": (catalogue.WINO_LOOKS, 0.5, 2), "SQRT-12": (catalogue.SQRT12_LOOKS, 0.8, 1),
+          "lab, most starts": (catalogue.LAB_LOOKS, 0.5, 1), "lab, nearly every start": (catalogue.LAB_LOOKS, 0.8, 1)}
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("name", COUNTS)
+def test_a_start_count_on_its_schedule_passes_a_false_claim_at_most_alpha_of_the_time(name):
+    s, line, checks = COUNTS[name]
+    ok = np.random.default_rng(3).random((N_NULL, s.cap)) < line  # the rate on the line: least favourable
+    v = _count_verdicts(ok, s, line, checks)
+    print(f"{name}: {s.text()}: false holds {np.mean(v == 1):.4f}, false diverges {np.mean(v == -1):.4f}")
+    assert np.mean(v == 1) <= ALPHA + MC and np.mean(v == -1) <= ALPHA + MC
+
+
+@pytest.mark.fast
+def test_the_vectorised_count_rule_is_starts_looks():
+    from suite.rules import MAJORITY, starts_looks
+    s = catalogue.WINO_LOOKS
+    ok = np.random.default_rng(4).random((60, s.cap)) < 0.62
+    mine = _count_verdicts(ok, s, MAJORITY)
+    for row, v in zip(ok, mine):
+        look = starts_looks(lambda *a, **k: None, "X", row, MAJORITY, s, "x")
+        assert {True: 1, False: -1, None: 0}[look.holds] == v
