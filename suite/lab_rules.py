@@ -15,7 +15,7 @@ the declared looks of catalogue.LAB_LOOKS (20, 40, 80 seeds; docs/reference/stat
 sequential design"); the four other excerpts are reported beside it, per excerpt and pooled, as
 how much the text matters, and decide nothing. Pooling them as 100 independent starts would pass a
 false "nearly every start" far more often than alpha when the excerpts differ as they do
-(tests/test_lab_rules.py simulates it).
+(tests/test_sequential.py simulates it).
 
 THE RULE (docs/reference/statistics.md, "start counts"; suite/rules.py ``starts``), the one every start count
 in the suite follows:
