@@ -333,8 +333,8 @@ def test_a_scheduled_scale_is_pending_up_to_its_next_look_and_never_past_it(tmp_
     assert recording.wanted(scale) == scale.seeds[:5]
     monkeypatch.setattr(recording, "load", lambda fam, arm, seed, point="": {})
     assert recording.wanted(scale) == ()  # the cap reached: nothing more, ever
-    assert recording.wanted(catalogue.SQRT12_FULL) == catalogue.SQRT12_FULL.seeds  # no schedule: every seed
-    assert recording.claims_of(catalogue.SQRT12_FULL) == ()
+    assert recording.wanted(catalogue.SQRT32_FULL) == catalogue.SQRT32_FULL.seeds  # no schedule: every seed
+    assert recording.claims_of(catalogue.SQRT32_FULL) == ()
 
 
 @pytest.mark.fast
