@@ -11,7 +11,7 @@ chapter's five starts are seeds on its one text. The sampling unit is the seed: 
 excerpt are not independent starts (the excerpts differ far more than seeds do: TINY-16's per-
 excerpt counts were 18, 6, 0, 0 and 20 of 20). So the verdict counts the seeds of one text, the
 PRIMARY excerpt (the main one, fixed as the chapter's kind of observation before any lab run), on
-the declared looks of catalogue.LAB_LOOKS (20, 40, 80 seeds; docs/reference/statistics.md, "a
+the declared looks of catalogue.LAB_LOOKS (20, 80, 160 seeds; docs/reference/statistics.md, "a
 sequential design"); the four other excerpts are reported beside it, per excerpt and pooled, as
 how much the text matters, and decide nothing. Pooling them as 100 independent starts would pass a
 false "nearly every start" far more often than alpha when the excerpts differ as they do
