@@ -151,6 +151,8 @@ def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
             stuck = [t for _, t in at[s] if t["outcome"] == "undecided"]
             if status == "undecided" and all(t.get("at_cap") for t in stuck):
                 scales[s]["at_cap"] = True  # its declared looks are spent: final
+            if any(t["outcome"] in ("skipped", "deselected", "not-reported") for _, t in at[s]):
+                scales[s]["partial"] = True  # some test of it did not run: a verdict of part of it
     failing = [s for s in scales if scales[s]["status"] == "fails"]
     ran = [s for s in scales if scales[s]["status"] in ("holds", "diverges", "undecided")]
     unmeasured = [s for s in scales if scales[s]["status"] == "not-measured"]
@@ -263,12 +265,12 @@ def erratum_kind(status: str, diagnosis: dict | None) -> dict | None:
                 + ", at the grid's Bonferroni level and again on fresh seeds"}
     if grid and all(v == "no" for v in looks.values()):
         return {"kind": "text", "reason": f"none of the {len(looks)} settings tried holds"}
-    once = [p for p, v in looks.items() if v == "once"]
-    open_ = [_last(grid, p) for p, v in looks.items() if v == "open"]
-    undecided = [e["point"] for e in open_ if point_state(e) == "undecided"]
-    unmeasured = [e["point"] for e in open_ if point_state(e) != "undecided"]
-    unmeasured += [p for p, v in looks.items() if v != "open" and any(
-        point_state(x) == "not measured" for x in grid if x.get("supersedes") == p)]  # a declared look to come
+    # a point with any declared look not yet measured is not measured, whatever its other looks show
+    unmeasured = [p for p in looks if any(point_state(x) == "not measured" for x in grid
+                                          if x["point"] == p or x.get("supersedes") == p)]
+    once = [p for p, v in looks.items() if v == "once" and p not in unmeasured]
+    undecided = [p for p, v in looks.items() if v == "open" and p not in unmeasured
+                 and point_state(_last(grid, p)) == "undecided"]
     n = len(looks)
     if grid and not unmeasured:
         remain = [f"{p} ({'undecided' if p in undecided else 'holds on one look'})" for p in [*undecided, *once]]

@@ -20,6 +20,7 @@ writes it::
     full = "undecided"
     ci = "holds"
 """
+import json
 import tomllib
 from pathlib import Path
 
@@ -45,11 +46,13 @@ def load(path: Path) -> dict[str, dict[str, str]]:
 
 
 def measured(doc: dict) -> dict[str, dict[str, str]]:
-    """claim ID -> {scale: verdict} for every scale this report measured (holds, diverges,
-    undecided, undecided at the cap, fails)."""
+    """claim ID -> {scale: verdict} for every scale this report measured whole (holds, diverges,
+    undecided, undecided at the cap, fails): a scale where some test naming the claim did not run
+    (skipped, deselected: a ``-k`` run) gives a partial verdict, neither compared nor pinned."""
     out = {}
     for c in doc["claims"]:
-        got = {s: status_text(v) for s, v in (c.get("scales") or {}).items() if v.get("status") in MEASURED}
+        got = {s: status_text(v) for s, v in (c.get("scales") or {}).items()
+               if v.get("status") in MEASURED and not v.get("partial")}
         if got:
             out[c["id"]] = got
     return out
@@ -77,7 +80,10 @@ def moved(doc: dict, pins: dict, mode: str = "exact") -> tuple[list[str], list[s
 def write(doc: dict, path: Path) -> int:
     """Write this run's verdicts into the pin file, keeping every pin this run did not measure;
     returns how many pins changed."""
-    pins = load(path)
+    try:
+        pins = load(path)
+    except ValueError:  # a broken file is rewritten from this run's verdicts
+        pins = {}
     changed = 0
     for cid, got in measured(doc).items():
         entry = pins.setdefault(cid, {})
@@ -88,8 +94,8 @@ def write(doc: dict, path: Path) -> int:
              "# that moves fails the run until this file changes in the same commit, with the reason in",
              "# the commit's message. Rewrite it with `pytest --claims-repin`.", ""]
     for cid in sorted(pins):
-        lines.append(f'["{cid}"]')
-        lines += [f'{scale} = "{verdict}"' for scale, verdict in sorted(pins[cid].items())]
+        lines.append(f"[{json.dumps(cid)}]")
+        lines += [f"{json.dumps(scale)} = {json.dumps(verdict)}" for scale, verdict in sorted(pins[cid].items())]
         lines.append("")
     path.write_text("\n".join(lines), encoding="utf-8")
     return changed

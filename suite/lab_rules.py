@@ -200,6 +200,9 @@ def k_of_5_rule(runs, k, level=TOST_LEVEL) -> tuple[dict, bool | None]:
     r = rate(*runs)
     part = LabPart(runs[0][PRIMARY], runs[1][PRIMARY], line_of(k), "")
     ok = part.at(len(part.holds))
+    if ok.size == 0:  # every run inside rounding: nothing counted, nothing decided
+        return {"K of N (main excerpt)": f"0 of 0 ({len(part.holds)} inside rounding)",
+                "pooled over excerpts (reported)": f"{r['K']} of {r['N']}"}, None
     (s,), holds = starts_joint([(ok, part.line)], alpha=(1 - level) / 2)
     lo, hi = s["interval"]
     return ({"K of N (main excerpt)": f"{s['K']} of {s['N']}", "rate": [round(s["K"] / s["N"], 3), round(lo, 3), round(hi, 3)],

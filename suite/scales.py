@@ -133,6 +133,7 @@ class Runs:
         fetch = self._records
         view = Runs(self.scale, lambda arms: {a: recs[:n] for a, recs in fetch(arms).items()}, self._seeds[:n])
         view._arms = {a: runs[:n] for a, runs in self._arms.items()}
+        view.evidence = self.evidence  # one set: what the view reads is the scale's evidence too
         return view
 
     def _fetch(self, arms) -> None:

@@ -125,11 +125,19 @@ def test_an_unstated_kind_needs_a_second_look_on_fresh_seeds():
         "reason": "holds at best, at the grid's Bonferroni level and again on fresh seeds"}
     assert erratum_kind("diverges", grid(True, False))["kind"] == "text"       # it did not hold again
     assert erratum_kind("diverges", grid(True, None))["kind"] == "pending"     # the second look is open
-    # seeds 0-9 include the first look's 0-2: one look that holds, not a replication; with every
-    # declared look measured, the kind ends at the cap, naming the reading that remains
+    # seeds 0-9 include the first look's 0-2: one look that holds, not a replication; its first
+    # look is not measured, so the kind waits for it
     assert erratum_kind("diverges", grid(None, True, range(10))) == {
+        "kind": "pending", "reason": "1 of 1 points not measured yet: best"}
+    # with every declared look measured, the kind ends at the cap, naming the reading that remains
+    assert erratum_kind("diverges", grid(False, True, range(10))) == {
         "kind": "undecided at the cap", "points": ["best"],
         "reason": "every point is measured on its declared looks; the readings that remain: best (holds on one look)"}
+    # an earlier declared look still unmeasured keeps the kind pending, whatever a later one shows
+    g = grid(True, None)
+    g["grid"].append({"point": "best, third look", "holds": None, "state": "undecided", "supersedes": "best",
+                      "seeds": [6, 7]})
+    assert erratum_kind("diverges", g)["kind"] == "pending"
     assert erratum_kind("diverges", grid(False, False))["kind"] == "text"
 
 

@@ -753,11 +753,11 @@ def test_a_verdict_that_moves_from_its_pin_fails_the_run_until_it_is_repinned(sc
     scratch.makeini("[pytest]\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n" + SCALES_INI
                     + "claimcheck_verdict_pins = verdicts.toml\n")
     result, _ = _run(scratch, "test_pinned.py", "--claims-repin")
-    assert result.ret == 0 and 'analytic = "holds"' in (scratch.path / "verdicts.toml").read_text()
+    assert result.ret == 0 and '"analytic" = "holds"' in (scratch.path / "verdicts.toml").read_text()
     result, _ = _run(scratch, "test_pinned.py")
     assert result.ret == 0
     pins = scratch.path / "verdicts.toml"
-    pins.write_text(pins.read_text().replace('["X-01"]\nanalytic = "holds"', '["X-01"]\nanalytic = "diverges"'))
+    pins.write_text(pins.read_text().replace('["X-01"]\n"analytic" = "holds"', '["X-01"]\n"analytic" = "diverges"'))
     result, _ = _run(scratch, "test_pinned.py")
     assert result.ret == 1  # every test passed; the verdict moved
     result.stdout.fnmatch_lines(["*VERDICT MOVED X-01 at analytic: holds, pinned diverges: if the move is right, "
@@ -765,7 +765,7 @@ def test_a_verdict_that_moves_from_its_pin_fails_the_run_until_it_is_repinned(sc
     # loose: holds against diverges still fails; undecided against holds is a note
     result, _ = _run(scratch, "test_pinned.py", "--claims-pins=loose")
     assert result.ret == 1
-    pins.write_text(pins.read_text().replace('analytic = "diverges"', 'analytic = "undecided"'))
+    pins.write_text(pins.read_text().replace('"analytic" = "diverges"', '"analytic" = "undecided"'))
     result, _ = _run(scratch, "test_pinned.py", "--claims-pins=loose")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*note: verdict moved (a note under --claims-pins=loose): X-01 at analytic: holds, "
@@ -776,3 +776,24 @@ def test_a_verdict_that_moves_from_its_pin_fails_the_run_until_it_is_repinned(sc
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*ERROR: verdict pins: *verdicts.toml: *restore it from git, or rewrite it with "
                                  "--claims-repin"])
+    assert _run(scratch, "test_pinned.py", "--claims-repin")[0].ret == 0  # the advice works
+    assert _run(scratch, "test_pinned.py")[0].ret == 0
+    # a run that leaves a claim's test deselected compares nothing of it
+    pins.write_text(pins.read_text().replace('["X-01"]\n"analytic" = "holds"', '["X-01"]\n"analytic" = "diverges"'))
+    assert _run(scratch, "test_pinned.py", "--deselect", "test_pinned.py::test_x")[0].ret == 0
+
+
+@pytest.mark.fast
+def test_a_scale_some_of_whose_tests_did_not_run_is_neither_compared_nor_pinned():
+    from claimcheck import verdict_pins
+    from claimcheck.verdict import claim_verdict
+    from types import SimpleNamespace
+    claim = SimpleNamespace(id="W-07", descriptive=False)
+    tests = [("t.py::test_a", {"outcome": "undecided", "reason": "r", "tier": "fast", "scale": "full"}),
+             ("t.py::test_b", {"outcome": "deselected", "reason": "-k", "tier": "fast", "scale": "full"})]
+    v = claim_verdict(claim, tests)
+    (scale, at), = v["scales"].items()
+    assert at["status"] == "undecided" and at["partial"]
+    doc = {"claims": [{"id": "W-07", "scales": v["scales"]}]}
+    assert verdict_pins.measured(doc) == {}
+    assert verdict_pins.moved(doc, {"W-07": {scale: "diverges"}}) == ([], [])
