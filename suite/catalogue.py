@@ -281,6 +281,9 @@ SCHEDULED = {
     DEPTH_FULL.name: (DEPTH_LOOKS, ("DEPTH-01",)),
     NORM07_FULL.name: (NORM07_LOOKS, ("NORM-07",)),
     SQRT12_FULL.name: (SQRT12_LOOKS, ("SQRT-12",)),
+    # later looks recorded as scales of their own (WINOGRAD_MORE, TINY_LAB_MORE)
+    WINOGRAD.name: (WINO_LOOKS, ("WINO-02", "WINO-07", "WINO-09", "WINO-10", "WINO-11")),
+    TINY_LAB.name: (LAB_LOOKS, ("TINY-11", "TINY-12", "TINY-13", "TINY-14", "TINY-16", "TINY-17", "TINY-26", "TINY-27")),
 }
 
 

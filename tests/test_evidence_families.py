@@ -323,14 +323,21 @@ def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_pat
 @pytest.mark.fast
 def test_a_scheduled_scale_is_pending_up_to_its_next_look_and_never_past_it(tmp_path, monkeypatch):
     """catalogue.SCHEDULED: the ladder's eight claims look at 3, 5, 10 seeds. With nothing recorded
-    pending asks for the first look's seeds only; once every arm has them, the second look's."""
+    pending asks for the first look's seeds only; once every arm has them, the second look's; once
+    the committed verdicts decide every claim, none."""
     from suite import catalogue
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
+    monkeypatch.setattr(store, "VERDICTS", tmp_path / "verdicts.toml")  # none yet: every claim undecided
     scale = catalogue.LADDER_FULL
     assert recording.wanted(scale) == scale.seeds[:3]
-    assert recording.claims_of(scale) == catalogue.SCHEDULED[scale.name][1]
+    assert recording.claims_of(scale) == catalogue.SCHEDULED[scale.name][1]  # none pinned: every one open
     monkeypatch.setattr(recording, "load", lambda fam, arm, seed, point="": {} if seed in scale.seeds[:3] else None)
     assert recording.wanted(scale) == scale.seeds[:5]
+    (tmp_path / "verdicts.toml").write_text("".join(f'["{c}"]\n"full" = "holds"\n' for c in catalogue.SCHEDULED[scale.name][1][:-1]))
+    assert recording.wanted(scale) == scale.seeds[:5]  # one claim still undecided keeps the look open
+    (tmp_path / "verdicts.toml").write_text("".join(f'["{c}"]\n"full" = "diverges"\n' for c in catalogue.SCHEDULED[scale.name][1]))
+    assert recording.wanted(scale) == ()  # every claim decided at look 1: no later look is wanted
+    (tmp_path / "verdicts.toml").unlink()
     monkeypatch.setattr(recording, "load", lambda fam, arm, seed, point="": {})
     assert recording.wanted(scale) == ()  # the cap reached: nothing more, ever
     assert recording.wanted(catalogue.SQRT32_FULL) == catalogue.SQRT32_FULL.seeds  # no schedule: every seed

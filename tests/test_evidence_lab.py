@@ -13,7 +13,7 @@ from suite.evidence import store
 from suite.evidence import lab as le
 from suite.evidence.store import InvalidRecord
 from suite.diagnosis_grids import LAB_GRIDS
-from suite.catalogue import TINY_LAB, TINY_LAB_MORE
+from suite.catalogue import SCHEDULED, TINY_LAB, TINY_LAB_MORE
 from experiments.train import FIRST_LOSSES
 
 RECORDS = le.record_paths()
@@ -118,6 +118,7 @@ def test_pending_lists_every_point_without_a_record_file(tmp_path, monkeypatch):
     """What ``python -m suite.evidence pending`` prints and ``record`` trains: a point drops
     off once its record file exists; ``names`` narrows the list."""
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
+    monkeypatch.setattr(store, "VERDICTS", tmp_path / "verdicts.toml")  # none: every claim undecided
     look2, look3 = (m.name for m in TINY_LAB_MORE)
     both = lambda name: [(name, "positions"), (name, "no-positions")]  # noqa: E731
     want = both(TINY_LAB.name) + both(look2) + [(s.name, "positions") for s in le.points()]
@@ -131,3 +132,6 @@ def test_pending_lists_every_point_without_a_record_file(tmp_path, monkeypatch):
         le.path(look2, arm).parent.mkdir(parents=True, exist_ok=True)
         le.path(look2, arm).write_text("{}")
     assert [(s.name, a) for s, a in le.pending()][2:4] == both(look3)
+    # once the committed verdicts decide every claim the looks serve, no later look is wanted
+    (tmp_path / "verdicts.toml").write_text("".join(f'["{c}"]\n"full" = "holds"\n' for c in SCHEDULED[TINY_LAB.name][1]))
+    assert all(s not in TINY_LAB_MORE for s, _ in le.pending())

@@ -168,9 +168,10 @@ def test_the_first_steps_of_every_winograd_record_replay(path):
 def test_the_later_looks_are_pending_in_order_and_join_the_stated_starts(tmp_path, monkeypatch):
     """catalogue.WINO_LOOKS: look 2's starts (every model) are pending first; look 3's only once
     look 2 is recorded; the starts a verdict counts are the stated ones, then each recorded look's."""
-    from suite.catalogue import WINO_LOOKS, WINOGRAD_MORE
+    from suite.catalogue import SCHEDULED, WINO_LOOKS, WINOGRAD_MORE
     from suite.winograd_scale import WinogradRuns
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
+    monkeypatch.setattr(store, "VERDICTS", tmp_path / "verdicts.toml")  # none: every claim undecided
     look2, look3 = WINOGRAD_MORE
     names = lambda: {s.name for s, _ in we.pending()}  # noqa: E731
     assert look2.name in names() and look3.name not in names()
@@ -180,6 +181,8 @@ def test_the_later_looks_are_pending_in_order_and_join_the_stated_starts(tmp_pat
         we.path(look2.name, *m).parent.mkdir(parents=True, exist_ok=True)
         we.path(look2.name, *m).write_text("{}")
     assert look3.name in names() and look2.name not in names()
+    (tmp_path / "verdicts.toml").write_text("".join(f'["{c}"]\n"full" = "holds"\n' for c in SCHEDULED[WINOGRAD.name][1]))
+    assert look3.name not in names()  # every claim decided at an earlier look: look 3 would train for nothing
     runs = lambda scale: WinogradRuns(scale, {m: {"runs": [{"seed": s} for s in scale.seeds]}  # noqa: E731
                                               for m in scale.models})
     joined = runs(WINOGRAD).join(runs(look2))

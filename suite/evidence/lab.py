@@ -24,7 +24,7 @@ from claimcheck.progress import tracker
 from experiments.polish_lab import LabConfig, train_runs, with_positions
 from experiments.train import FIRST_LOSSES
 from suite import settings
-from suite.catalogue import TINY_LAB, TINY_LAB_MORE
+from suite.catalogue import SCHEDULED, TINY_LAB, TINY_LAB_MORE
 from suite.diagnosis_grids import LAB_GRIDS
 from suite.evidence import store
 from suite.lab_scale import LabRuns
@@ -78,9 +78,12 @@ def config(scale, exs, arm: str = ARM) -> dict:
 
 def pending(names=()) -> list:
     """The (scale, arm)s declared and not recorded (of ``names``, if given), in declaration order;
-    a later look of the main excerpt only once the look before it is recorded."""
-    out = []
+    a later look of the main excerpt only once the look before it is recorded, and only while a
+    claim it serves is undecided (store.decided)."""
+    out, done = [], store.decided(SCHEDULED[TINY_LAB.name][1])
     for s in recorded_scales():
+        if s in TINY_LAB_MORE and done:  # every claim it serves decided at an earlier look
+            continue
         if s in TINY_LAB_MORE[1:] and not all(path(p.name, a).is_file() for p in
                                               TINY_LAB_MORE[:TINY_LAB_MORE.index(s)] for a in ARMS):
             continue

@@ -96,10 +96,13 @@ LAST = ("norm-full", "sqrt-full", "pos-full", "sqrt32-full", "sqrt1024-full", "l
 
 def wanted(scale) -> tuple[int, ...]:
     """The seeds of ``scale`` to record now: a scheduled scale's (catalogue.SCHEDULED) up to its next
-    look, never past it (a look may decide its claims); any other scale's every declared seed."""
+    look, never past it (a look may decide its claims), and none once its claims are all decided
+    (store.decided); any other scale's every declared seed."""
     if scale.name not in catalogue.SCHEDULED:
         return scale.seeds
-    schedule, _ = catalogue.SCHEDULED[scale.name]
+    schedule, claims = catalogue.SCHEDULED[scale.name]
+    if store.decided(claims):  # every claim decided at an earlier look: no look is left to take
+        return ()
     fam, point = family_of(scale.name), point_of(scale.name)
     have = [s for s in scale.seeds if all(load(fam, a, s, point) is not None for a in scale.arms)]
     n = declared_prefix(have, scale.seeds)
@@ -110,8 +113,8 @@ def wanted(scale) -> tuple[int, ...]:
 def claims_of(scale) -> tuple[str, ...]:
     """What a scale's records decide: the claims of its next look (catalogue.SCHEDULED), or, for a
     diagnosis grid's point, the kinds of the claims whose grids hold it ("kind of NORM-04")."""
-    if scale.name in catalogue.SCHEDULED:
-        return catalogue.SCHEDULED[scale.name][1]
+    if scale.name in catalogue.SCHEDULED:  # those its committed verdicts leave undecided
+        return tuple(c for c in catalogue.SCHEDULED[scale.name][1] if not store.decided((c,)))
     return tuple(f"kind of {cid}" for cid, g in GRIDS.items() if any(p.scale.name == scale.name for p in g.trained()))
 
 

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 import torch
 
+from claimcheck import verdict_pins
 from experiments.data import write_atomic
 from experiments.runs import code_version
 from suite import settings
@@ -31,6 +32,8 @@ from suite.pins import cpu_model
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIDENCE = ROOT / "fixtures" / "evidence"
+# The committed verdicts (claimcheck_verdict_pins): a look whose claims they all decide is never wanted.
+VERDICTS = ROOT / "fixtures" / "verdicts.toml"
 
 # Replay: the first steps of a record are retrained with the current code (the slow tier does one
 # record per configuration and code version; `python -m suite.evidence replay` does every record).
@@ -53,6 +56,14 @@ PROVENANCE = ("device", "device_name", "machine", "torch", "commit", "code", "da
 
 class InvalidRecord(ValueError):
     """A committed record that breaks its schema: a failure of the suite, never a divergence."""
+
+
+def decided(claims, scale: str = "full") -> bool:
+    """Whether every one of ``claims`` has a decided committed verdict at ``scale`` (holds, diverges
+    or fails in fixtures/verdicts.toml). The first look that decides is the verdict, so a later
+    look of such a schedule would train for nothing; an undecided or unpinned claim keeps it open."""
+    pins = verdict_pins.load(VERDICTS)
+    return all(pins.get(c, {}).get(scale) in ("holds", "diverges", "fails") for c in claims)
 
 
 def shown(p: Path) -> str:
