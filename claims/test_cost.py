@@ -175,7 +175,7 @@ def test_tiled_attention_never_holds_more_than_one_tile_of_scores(claim_record):
 
 from claimcheck import undecided  # noqa: E402
 from experiments.cost import CostConfig, NoRoom, measure, peak_memory, scaling, slope, table  # noqa: E402
-from suite.rules import TOST_LEVEL, inside, judge, within  # noqa: E402
+from claimcheck.rules import TOST_LEVEL, inside, judge, within  # noqa: E402
 from suite.catalogue import COST_CI  # noqa: E402
 
 CPU_NS = COST_CI.ns

@@ -7,7 +7,7 @@ from experiments.configs import ladder
 from model import GPT
 from model.params import count
 from suite.catalogue import ABL05_LOOKS, LADDER_LOOKS
-from suite.rules import beyond, interval, interval_looks, judge, judge_look, within
+from claimcheck.rules import beyond, interval, interval_looks, judge, judge_look, within
 
 # At CI scale a gap's size is not the document's; only its sign is measured (the weaker form).
 CI_SIGN = "comparison (CI scale: the sign only): the 90 % interval of the mean paired gap above 0"

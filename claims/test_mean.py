@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from model import GPT, averaging_matrix
 from experiments.configs import ladder
 from suite.catalogue import LADDER_LOOKS
-from suite.rules import beyond, interval, interval_looks, joint_looks, judge, judge_look, within
+from claimcheck.rules import beyond, interval, interval_looks, joint_looks, judge, judge_look, within
 from claimcheck import diverges
 
 

@@ -8,7 +8,23 @@ from scipy import stats
 from model import MLP, Block, MultiHeadAttention
 from claimcheck import diverges, undecided
 from suite.catalogue import NORM07_LOOKS
-from suite.rules import MAJORITY, MOST, SECOND_LOOK, TOST_LEVEL, beyond, decide, interval, interval_looks, joint, judge, judge_look, mean_interval, starts, wide_level, within
+from claimcheck.rules import (
+    MAJORITY,
+    MOST,
+    TOST_LEVEL,
+    beyond,
+    decide,
+    interval,
+    interval_looks,
+    joint,
+    judge,
+    judge_look,
+    mean_interval,
+    starts,
+    wide_level,
+    within,
+)
+from suite.rules import SECOND_LOOK
 from suite.diagnosis import check_kind
 from suite.catalogue import NORM03_GRADS, NORM03_MORE
 

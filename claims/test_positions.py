@@ -207,7 +207,7 @@ def test_alibi_is_a_linear_distance_penalty_with_one_slope_per_head(claim_record
 
 import numpy as np  # noqa: E402
 
-from suite.rules import above, below, interval, joint_record, judge, within  # noqa: E402
+from claimcheck.rules import above, below, interval, joint_record, judge, within  # noqa: E402
 from suite.catalogue import POS_LENGTHS, POS_SCHEMES  # noqa: E402
 
 DOC_ALIBI = (44.95, 42.49)  # ALiBi at 64 and at the longest window (IT L159)

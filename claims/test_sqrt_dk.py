@@ -221,8 +221,25 @@ def test_a_saturated_softmax_passes_almost_no_gradient(claim_record):
 # at batch 32 on d_model 128. Attention statistics come from a fixed held-out batch, every 100
 # steps (model.attention_maps.attention_summary).
 
-from suite.rules import (MAJORITY, MOST, NEARLY_ALL, Schedule, above, below, decide, interval, joint,  # noqa: E402
-                          joint_record, judge, judge_look, mean_interval, starts, starts_looks, two_se, within)
+from claimcheck.rules import (  # noqa: E402
+    MAJORITY,
+    MOST,
+    NEARLY_ALL,
+    Schedule,
+    above,
+    below,
+    decide,
+    interval,
+    joint,
+    joint_record,
+    judge,
+    judge_look,
+    mean_interval,
+    starts,
+    starts_looks,
+    two_se,
+    within,
+)
 from suite.catalogue import SQRT12_LOOKS, SQRT_WIDTHS  # noqa: E402
 
 DOC_WORTH = {32: "≈ 0 (no-division slightly ahead)", 256: 18, 1024: 17}

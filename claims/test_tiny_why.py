@@ -60,7 +60,7 @@ from experiments.numpy_gpt import mirror, torch_twin  # noqa: E402
 from experiments.polish_lab import batches  # noqa: E402
 from suite.catalogue import TINY_LAB  # noqa: E402
 from suite.lab_rules import MAIN, TEXT, decide, draw_lab, exists, k_of_5, k_of_5_rule, per_run
-from suite.rules import TOST_LEVEL  # noqa: E402
+from claimcheck.rules import TOST_LEVEL  # noqa: E402
 
 
 def _pair(seed):

@@ -9,7 +9,18 @@ from experiments.winograd import (ADJ_AT, ADJECTIVES, BATCH, CROSSED, CROSSER, N
                             Example, all_fixed_sentences, fixed_task, format_row,
                             leaky_task, model_config)
 from claimcheck import diverges
-from suite.rules import ALPHA, MAJORITY, MOST, TOST_LEVEL, judge_look, rate_text, sequential, starts, starts_joint, two_se
+from claimcheck.rules import (
+    ALPHA,
+    MAJORITY,
+    MOST,
+    TOST_LEVEL,
+    judge_look,
+    rate_text,
+    sequential,
+    starts,
+    starts_joint,
+    two_se,
+)
 from suite.catalogue import WINO_LOOKS, WINOGRAD
 
 # ---- the generator: exact ------------------------------------------------------------------

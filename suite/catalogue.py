@@ -14,7 +14,7 @@ from experiments.cost import CostConfig
 from experiments.polish_lab import LabConfig
 from experiments.train import SHAKESPEARE_FULL, TrainConfig
 from suite.lab_scale import LabScale, MirrorScale
-from suite.rules import Schedule
+from claimcheck.rules import Schedule
 from suite.scales import CostScale, GradNormScale, MemoryScale, Scale
 from suite.settings import seeds
 from suite.winograd_scale import WinogradScale

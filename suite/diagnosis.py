@@ -27,7 +27,8 @@ from experiments.polish_lab import SMOOTHINGS, LabConfig
 from experiments.train import TrainConfig
 from model.gpt import GPTConfig
 from suite import settings
-from suite.rules import SECOND_LOOK, TOST_LEVEL, wide_level
+from claimcheck.rules import TOST_LEVEL, wide_level
+from suite.rules import SECOND_LOOK
 from suite.scales import Runs
 
 # read options: how a point's runs are read (the Winograd maps: the chapter's sentence, a training

@@ -12,11 +12,11 @@ import pytest
 import torch
 
 from claimcheck import evidence_note, pin_checked
-from claimcheck.plugin import run_dir
+from claimcheck.session import run_dir
 from claimcheck.progress import tracker
 from suite import settings
 from suite.settings import no_corpus
-from suite.rules import check_tolerance
+from claimcheck.rules import check_tolerance
 from suite.pins import PORTABLE_WHY, cpu_model, describe, tolerance
 from experiments import runs
 from experiments.data import CorpusUnavailable, bpe_tokens

@@ -44,7 +44,7 @@ from scipy import stats
 
 from suite.catalogue import LAB_LOOKS
 from suite.pins import tolerance
-from suite.rules import (
+from claimcheck.rules import (
     EXISTS,
     MAJORITY,
     NEARLY_ALL,

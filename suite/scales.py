@@ -22,7 +22,7 @@ from experiments.grad_norms import BATCH, N_LAYER, REDUCTIONS, grad_norms
 from experiments.runs import Job, RunSpec, memo_key, memo_many, n_params
 from experiments.train import TrainConfig
 from suite import settings
-from suite.rules import declared_prefix
+from claimcheck.rules import declared_prefix
 from suite.settings import no_corpus
 
 

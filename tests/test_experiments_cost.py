@@ -518,7 +518,7 @@ def test_the_chapters_own_timings_pass_the_gpu_tiers_rules():
     COST-04's time exponent and COST-06's projection exponent, through the gpu tier's rules, from
     the chapter's table (COST-05's band is the chapter's own last ratio, so it cannot refute it)."""
     from claims.test_cost import DOC_NS, LINEAR, TABLE, TIME_BAND, exponent_ci
-    from suite.rules import inside
+    from claimcheck.rules import inside
     t, t_lo, t_hi = exponent_ci(DOC_NS, [TABLE[n][0] for n in DOC_NS])
     p, p_lo, p_hi = exponent_ci(DOC_NS, [TABLE[n][1] for n in DOC_NS])
     assert (round(t, 2), round(t_lo, 2), round(t_hi, 2)) == (1.91, 1.73, 2.10) and inside(t_lo, t_hi, TIME_BAND)

@@ -4,8 +4,25 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from suite.rules import (ALPHA, RULES, TOST_LEVEL, beyond, check_tolerance, inside, joint, mean_interval, rate_text, rule_of, starts,
-                          starts_joint, wide_level, within, EXISTS, MAJORITY, NEARLY_ALL)
+from claimcheck.rules import (
+    ALPHA,
+    RULES,
+    TOST_LEVEL,
+    beyond,
+    check_tolerance,
+    inside,
+    joint,
+    mean_interval,
+    rate_text,
+    rule_of,
+    starts,
+    starts_joint,
+    wide_level,
+    within,
+    EXISTS,
+    MAJORITY,
+    NEARLY_ALL,
+)
 
 
 @pytest.mark.fast

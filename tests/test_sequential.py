@@ -10,8 +10,17 @@ import pytest
 from scipy import stats
 
 from suite import catalogue
-from suite.rules import (ALPHA, Look, Schedule, declared_prefix, interval_looks, judge_look, mean_interval, sequential,
-                         within)
+from claimcheck.rules import (
+    ALPHA,
+    Look,
+    Schedule,
+    declared_prefix,
+    interval_looks,
+    judge_look,
+    mean_interval,
+    sequential,
+    within,
+)
 
 N_NULL = 10_000
 # Monte-Carlo allowance: three standard errors of a rate of ALPHA over N_NULL datasets. A design
@@ -162,7 +171,7 @@ def test_a_start_count_on_its_schedule_passes_a_false_claim_at_most_alpha_of_the
 
 @pytest.mark.fast
 def test_the_vectorised_count_rule_is_starts_looks():
-    from suite.rules import MAJORITY, starts_looks
+    from claimcheck.rules import MAJORITY, starts_looks
     s = catalogue.WINO_LOOKS
     ok = np.random.default_rng(4).random((60, s.cap)) < 0.62
     mine = _count_verdicts(ok, s, MAJORITY)
@@ -177,7 +186,7 @@ def test_the_vectorised_count_rule_is_starts_looks():
 @pytest.mark.fast
 def test_the_vectorised_count_rule_is_the_labs_decide():
     from suite.lab_rules import LabPart, _judge_at
-    from suite.rules import NEARLY_ALL
+    from claimcheck.rules import NEARLY_ALL
     s = catalogue.LAB_LOOKS
     runs = np.random.default_rng(0).random((100, s.cap)) < 0.85
     firm = np.full(s.cap, 0.1)

@@ -16,7 +16,7 @@ from experiments import runs
 from suite import catalogue
 from suite.diagnosis_grids import GRIDS
 from suite.evidence import store
-from suite.rules import declared_prefix
+from claimcheck.rules import declared_prefix
 from suite.evidence.families import (FAMILIES, SUBSETS, evaluated_at_end, family_of, family_scale, load,
                                      make_record, path, point_of, records, same_run)
 
