@@ -5,10 +5,14 @@ against eager on one family's first steps; CUDA's option (CUDA graphs) traced on
 the device, every full-scale family's compiled training run against an eager replay of its first
 steps.
 
-Float32 tolerance, rtol 1e-5: a compiled step fuses kernels and so reorders float32 sums. On the CPU
-(inductor, one thread, torch 2.13.0) the first 20 losses of norm-ci/post and pos-ci/rope, two seeds
-each, moved at most 1.4e-6 relative; 1e-5 is seven times that. A wrong mask, scale or missing term
-moves a loss by 1e-3 or more.
+Float32 tolerance, rtol 1e-4: a compiled step fuses kernels and so reorders float32 sums, and the
+order depends on the vector width eager and inductor each pick. Here (Xeon with AVX-512, one
+thread, torch 2.13.0) the first 20 losses of norm-ci/post, two seeds, moved at most 1.04e-6
+relative under six kernel settings: inductor's simdlen auto, 256 and 512; ATen's capability
+default, avx2 (with MKL_CBWR=COMPATIBLE, ONEDNN_MAX_CPU_ISA=AVX2) and AVX-512. Another machine
+failed the earlier 1e-5 (issue 58) with a figure it did not record. A wrong mask, scale or
+missing term moves a loss by 1e-3 or more, so 1e-4 keeps a factor of ten either side
+(docs/reference/replay.md).
 """
 import dataclasses
 import warnings
@@ -26,7 +30,7 @@ from model.stack import Stack
 from suite import settings
 from suite.catalogue import FIXTURES, NORM_CI
 
-RTOL = 1e-5
+RTOL = 1e-4
 TINY = GPTConfig(vocab_size=11, block_size=4, d_model=8, n_layer=1, n_head=2)
 
 
