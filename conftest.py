@@ -26,6 +26,7 @@ FIXTURES = "suite.fixtures"  # the scales, run cache, evidence and pins: loaded 
 
 
 def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", help="the suite's name for --claims-runslow")
     parser.addoption("--screenshots", action="store_true",
                      help="the browser test writes its screenshot of the annotated chapter into docs/images/")
 
@@ -34,6 +35,9 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if SETTINGS.problems:
         raise pytest.UsageError(SETTINGS.problems[0])
+    # --runslow and the plugin's --claims-runslow are one switch (the plugin reads it at collection)
+    if config.option.runslow or getattr(config.option, "claims_runslow", False):
+        config.option.runslow = config.option.claims_runslow = True
     # The verdict pins (fixtures/verdicts.toml) hold the declared seeds' verdicts on committed
     # evidence: a seed offset judges other seeds, so nothing is compared; --runslow trains here,
     # where a verdict near its band's edge may move to or from undecided with the kernels.

@@ -148,7 +148,7 @@ def test_text_is_escaped_and_white_space_may_differ():
 def test_the_hover_gives_the_verdict_the_documents_value_and_ours():
     marks = _parse(annotate(_doc(), "S", TEXT))
     outer, = _of(marks, "OUT-1")
-    assert outer["attrs"]["title"] == "OUT-1: holds (CI scale) · document: 512 · ours: 511.8"
+    assert outer["attrs"]["title"] == "OUT-1: holds (CI scale) · document: 512 · ours: 511.75"
     inner, = _of(marks, "IN-1")
     assert inner["attrs"]["title"] == "IN-1: fails · document: 3 · ours: 2.5"
     gone_value, = _of(marks, "CR-B")[:1]

@@ -391,7 +391,7 @@ def test_a_diagnosis_reaches_the_errata_and_never_changes_the_verdict(pytester, 
     pytester.makefile(".txt", it="The quote of X-01.")
     pytester.makepyfile(test_sample=TESTS)
     pytester.makeini("[pytest]\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n")
-    r = pytester.runpytest("--claims-registry", "claims.toml", "--claims-report-dir", "out", "--runslow",
+    r = pytester.runpytest("--claims-registry", "claims.toml", "--claims-report-dir", "out", "--claims-runslow",
                            "-p", "no:cacheprovider")
     r.assert_outcomes(passed=1, failed=1, xfailed=1)  # the diagnosis naming another claim is refused
     r.stdout.fnmatch_lines(["*ValueError: claim_diagnosis('Y-02')*"])

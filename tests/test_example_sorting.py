@@ -23,7 +23,7 @@ def project(pytester):
 
 
 def test_the_sorting_example_reports_its_erratum_with_its_line_and_a_link(project):
-    result = project.runpytest_inprocess("-q", "-p", "no:cacheprovider", "--runslow")
+    result = project.runpytest_inprocess("-q", "-p", "no:cacheprovider", "--claims-runslow")
     assert result.ret == 0, "\n".join(result.outlines)[-3000:]  # the erratum is a strict xfail
     doc = json.loads((project.path / "reports" / "claims.json").read_text(encoding="utf-8"))
     claims = {c["id"]: c for c in doc["claims"]}

@@ -46,7 +46,7 @@ def _fast_run_of_the_suite(registry) -> dict:
         outcome = ("xfailed" if t.xfails else "passed") if fast else "skipped"
         tests[f"{t.path}::{t.name}"] = {
             "outcome": outcome, "reason": {"passed": "", "xfailed": "xfail: marked diverges"}.get(
-                outcome, f"{t.tiers[0]} tier: needs --runslow"),
+                outcome, f"{t.tiers[0]} tier: needs --claims-runslow"),
             "tier": t.tiers[0], "scale": t.scale, "claims": list(t.claims), "records": [],
             "figures": [], "pins": []}
     return render.build(registry, tests, [{"generated": "now", "commit": "test"}],

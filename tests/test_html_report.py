@@ -107,7 +107,7 @@ def test_errata_come_first_with_the_lower_scale_group(html):
 def test_quotes_are_escaped_and_values_formatted_like_the_markdown(html):
     assert "<script>alert" not in html
     assert "La media &lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; co." in html
-    assert "a: 0.1235<br>b: [1, 2]" in html  # render._fmt per dict entry
+    assert "a: 0.123456<br>b: [1, 2]" in html  # render._fmt per dict entry, at the precision recorded
 
 
 def test_nothing_is_loaded_from_elsewhere_and_figures_are_relative_links(tags):

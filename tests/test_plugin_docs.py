@@ -13,11 +13,12 @@ pytestmark = pytest.mark.fast
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "reference" / "plugin.md").read_text(encoding="utf-8")
-PLUGIN = (ROOT / "claimcheck" / "plugin.py").read_text(encoding="utf-8")
+PLUGIN = (ROOT / "plugin" / "claimcheck" / "plugin.py").read_text(encoding="utf-8")  # the hooks and options
+FIXTURES = (ROOT / "plugin" / "claimcheck" / "fixtures.py").read_text(encoding="utf-8")
 
 
 def _fixtures() -> list[str]:
-    tree = ast.parse(PLUGIN)
+    tree = ast.parse(FIXTURES)
     return [f.name for f in tree.body if isinstance(f, ast.FunctionDef)
             and any("fixture" in ast.unparse(d) for d in f.decorator_list)]
 
@@ -38,7 +39,7 @@ def test_no_default_or_help_text_names_this_repository_s_document():
     ours = re.compile(r"training|CI scale|claims/|transformer|chapter|CUDA", re.I)
     defaults = [*marks.TIERS.values(), *(w for w, _ in marks.SCALES.values())]
     helps = re.findall(r'help="([^"]*)"', PLUGIN) + re.findall(r'addini\("\w+", "([^"]*)"', PLUGIN)
-    page = (ROOT / "claimcheck" / "templates" / "report.html.j2").read_text(encoding="utf-8")
+    page = (ROOT / "plugin" / "claimcheck" / "templates" / "report.html.j2").read_text(encoding="utf-8")
     assert [t for t in defaults + helps if ours.search(t)] == []
     assert not re.search(r"claims/test_|tests/test_", page)
     assert marks.SCALES == {} and marks.DEFAULT_SCALE == {}  # a document that names no scales has none

@@ -80,8 +80,7 @@ def project(tmp_path):
 
 def _env():
     env = {k: v for k, v in os.environ.items()
-           if k not in ("CLAIMCHECK_RUN_DIR", "CLAIMCHECK_PROGRESS_LOG", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER",
-                        "PYTEST_XDIST_WORKER_COUNT")}
+           if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT")}
     return env
 
 
@@ -105,7 +104,7 @@ def test_a_fast_run_while_a_slow_one_trains_and_reports_deleted_mid_run_break_no
     """One slow run, three things done to it while it trains: a fast run in the same checkout
     starts and ends, then the whole report dir is deleted (its progress log and run folder with
     it), then the slow run ends. Both runs' verdicts stand; nothing failed."""
-    slow = subprocess.Popen(_pytest(project, "--runslow", "-m", "slow"), cwd=project, env=_env(),
+    slow = subprocess.Popen(_pytest(project, "--claims-runslow", "-m", "slow"), cwd=project, env=_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         _wait_for(project / "started", slow)

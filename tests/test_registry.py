@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from claimcheck.registry import RegistryError, load_registry
-from claimcheck.plugin import collected_claims, registry_of
+from claimcheck.session import collected_claims, registry_of
 
 pytestmark = pytest.mark.fast
 
@@ -100,8 +100,12 @@ def test_a_missing_registry_says_where_it_looked(tmp_path):
     (GOOD.replace('source = "IT"', 'source = "XX"'), "claims.toml: claim #1 (X-01): source must be one of IT, PL, got 'XX'"),
     (GOOD.replace('kind = "exact"', 'kind = "exact+vibes"'),
      "claims.toml: claim #1 (X-01): kind 'exact+vibes' is not '+'-joined from exact, numeric, qualitative, descriptive"),
-    (GOOD.replace('tier = "fast"', 'tier = "quick"'), "claims.toml: claim #1 (X-01): tier must be one of fast, slow, gpu, none, got 'quick'"),
-    (GOOD + 'full_tier = "cuda"\n', "claims.toml: claim #1 (X-01): full_tier must be one of fast, slow, gpu, none, got 'cuda'"),
+    (GOOD.replace('tier = "fast"', 'tier = "quick"'),
+     "claims.toml: claim #1 (X-01): tier = 'quick' is not a tier this project declares; set it to one of fast, slow, "
+     "gpu, none, or declare quick in claimcheck_tiers"),
+    (GOOD + 'full_tier = "cuda"\n',
+     "claims.toml: claim #1 (X-01): full_tier = 'cuda' is not a tier this project declares; set it to one of fast, "
+     "slow, gpu, none, or declare cuda in claimcheck_tiers"),
     (GOOD + 'untestable = "why"\n', "claims.toml: claim #1 (X-01): a descriptive claim, and only one, says why it is untestable"),
     ("# no claims\n", "claims.toml holds no [[claim]] tables"),
     (GOOD.replace('kind = "exact"', 'kind = 1'), "claims.toml: claim #1 (X-01): kind must be a string, got int"),

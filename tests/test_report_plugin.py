@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from claimcheck.cli import main as report_main
-from claimcheck.plugin import prune_runs
+from claimcheck.storage import prune_runs
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,7 +129,7 @@ def scratch(pytester, monkeypatch):
 
 def _run(p, *args, subprocess=False):
     run = p.runpytest_subprocess if subprocess else p.runpytest  # in-process: no interpreter start-up
-    result = run("--claims-registry", "claims.toml", "--runslow", "--claims-report-scope=run",
+    result = run("--claims-registry", "claims.toml", "--claims-runslow", "--claims-report-scope=run",
                  "--claims-report-dir", "out", "-p", "no:cacheprovider", *args)
     doc = json.loads((p.path / "out" / "claims.json").read_text(encoding="utf-8"))
     return result, doc
@@ -256,7 +256,7 @@ def test_the_report_dir_shows_each_test_as_the_latest_run_that_reached_it(scratc
     """A slow-only run after a fast one: the top-level report keeps the fast tier's verdicts and
     erratum, names both runs, and each run's own report stays its own (issue 43)."""
     _top(scratch, "-m", "fast")
-    result, top = _top(scratch, "-m", "slow", "--runslow")
+    result, top = _top(scratch, "-m", "slow", "--claims-runslow")
     assert by_id(top)["F-01"]["status"] == "fails" and by_id(top)["P-01"]["status"] == "holds"  # from the fast run
     assert by_id(top)["X-01"]["status"] == "diverges"  # from the slow run
     assert [r["tests"] for r in top["runs"]] == [5, 5] and top["tiers"] == ["fast", "slow"]
@@ -277,7 +277,7 @@ def test_the_report_dir_shows_each_test_as_the_latest_run_that_reached_it(scratc
 def test_a_partial_run_replaces_only_the_tests_it_reached(scratch):
     """-k, one node ID, -x: the tests a run deselected, did not collect or never reached keep the
     result of the latest run that reached them; a test deleted from the suite drops out."""
-    _top(scratch, "--runslow")
+    _top(scratch, "--claims-runslow")
     _, top = _top(scratch, "-k", "test_passes")
     assert _statuses(top) == EXPECTED
     _, top = _top(scratch, "test_sample.py::test_part_one")  # the others: not collected at all
@@ -306,7 +306,7 @@ def test_a_test_made_by_assignment_stays_in_the_merged_report(scratch):
 @pytest.mark.fast
 def test_pruning_keeps_every_run_the_report_dir_still_reads(scratch):
     scratch.makeini("[pytest]\nclaimcheck_keep_runs = 2\nmarkers =\n    fast: f\n    slow: s\n    gpu: g\n" + SCALES_INI)
-    _top(scratch, "-m", "slow", "--runslow")
+    _top(scratch, "-m", "slow", "--claims-runslow")
     for _ in range(3):
         _, top = _top(scratch, "-m", "fast")
     assert by_id(top)["X-01"]["status"] == "diverges"  # the slow run survived three fast ones
@@ -315,10 +315,7 @@ def test_pruning_keeps_every_run_the_report_dir_still_reads(scratch):
 
 
 @pytest.mark.fast
-def test_a_run_that_stops_before_its_report_leaves_no_folder(scratch, monkeypatch):
-    from claimcheck import plugin, progress
-    monkeypatch.delenv(progress.ENV, raising=False)  # a top-level run: it makes its folder and log
-    monkeypatch.delenv(plugin.RUN_ENV, raising=False)
+def test_a_run_that_stops_before_its_report_leaves_no_folder(scratch):
     scratch.makepyfile(test_loose='import pytest\n@pytest.mark.fast\n@pytest.mark.xfail\ndef test_x():\n    assert 0\n')
     result = scratch.runpytest("--claims-registry", "claims.toml", "--claims-report-dir", "out",
                                "-p", "no:cacheprovider")
@@ -562,8 +559,7 @@ def test_trains():
 
 
 @pytest.mark.fast
-def test_training_progress_reaches_the_terminal_and_the_report(scratch, monkeypatch):
-    monkeypatch.delenv("CLAIMCHECK_PROGRESS_LOG", raising=False)  # this inner run owns its log
+def test_training_progress_reaches_the_terminal_and_the_report(scratch):  # the inner run owns its log
     scratch.makepyfile(test_progress=PROGRESS)
     result, doc = _run(scratch, "test_progress.py")
     result.stdout.fnmatch_lines(["*[[]train[]] fam/arm/seed0 * step      1/3 *",
@@ -574,9 +570,8 @@ def test_training_progress_reaches_the_terminal_and_the_report(scratch, monkeypa
 
 
 @pytest.mark.slow  # two worker interpreters
-def test_training_progress_reaches_the_terminal_under_xdist(scratch, monkeypatch):
+def test_training_progress_reaches_the_terminal_under_xdist(scratch):
     pytest.importorskip("xdist", reason="pytest-xdist is not installed")
-    monkeypatch.delenv("CLAIMCHECK_PROGRESS_LOG", raising=False)
     scratch.makepyfile(test_progress=PROGRESS)
     result, doc = _run(scratch, "test_progress.py", "-n", "2", subprocess=True)
     result.stdout.fnmatch_lines(["*[[]train[]] fam/arm/seed0 * done: 3 steps in * s"])

@@ -19,12 +19,14 @@ COLOURS = {"holds": ("#1a7f37", "#dafbe1"), "fails": ("#cf222e", "#ffebe9"), "di
 def spans(text: str, claims: list[dict]) -> list[tuple[int, int, dict, int]]:
     """(start, end, claim, part) of every quoted passage found in ``text``, at its first place,
     found as the fingerprints find it (``fingerprint.places``: within a line, else across a
-    hard-wrapped paragraph's line breaks)."""
+    hard-wrapped paragraph's line breaks). A passage that runs from one table row or list item
+    into the next is left out: a mark across cells or items would break the page (``claimcheck
+    check`` refuses such a quote)."""
     out = []
     for c in claims:
         for i, part in enumerate(c["quote"].split(QUOTE_JOIN)):
             found = places(text, part)
-            if found:
+            if found and not found[0].crosses:
                 out.append((found[0].start, found[0].end, c, i))
     return out
 
@@ -32,7 +34,7 @@ def spans(text: str, claims: list[dict]) -> list[tuple[int, int, dict, int]]:
 def _open(c: dict, part: int, cont: bool) -> str:
     doc_v, ours, _ = headline_value(c)
     said = fmt(doc_v) if doc_v != "" else "—"  # a claim whose document states no value
-    hover = f"{c['id']}: {c.get('headline') or c['status']} · document: {said} · ours: {fmt(ours)}"
+    hover = f"{c['id']}: {c.get('headline') or c['status']} · document: {said} · ours: {fmt(ours, doc_v)}"
     anchor = "" if cont or part else f' id="q-{html.escape(c["id"])}"'
     tag = "" if cont else f'<a class="tag" href="../index.html#{html.escape(c["id"])}">{html.escape(c["id"])}</a>'
     return (f'<mark{anchor} class="{c["status"]}{" cont" if cont else ""}" data-claim="{html.escape(c["id"])}" '
@@ -199,6 +201,10 @@ def _code_lines(escaped: str, tags: list) -> str:
                    for line in escaped.splitlines(keepends=True))
 
 
+def _quotes(claims: list[dict], cid: str) -> list[str]:
+    return next(c["quote"].split(QUOTE_JOIN) for c in claims if c["id"] == cid)
+
+
 def annotate(doc: dict, source_id: str, text: str) -> str:
     source = next((s for s in doc.get("sources", []) if s["id"] == source_id), {"title": source_id, "language": ""})
     claims = [c for c in doc["claims"] if c["source"] == source_id]
@@ -208,7 +214,12 @@ def annotate(doc: dict, source_id: str, text: str) -> str:
     counts = {s: sum(c["status"] == s for c in claims) for s in STATUSES}
     css = "\n".join(f".{s} {{ --fg: {fg}; --bg: {bg}; }}" for s, (fg, bg) in COLOURS.items())
     legend = " ".join(f'<span class="{s} pill">{counts[s]} {s}</span>' for s in STATUSES if counts[s])
+    across = [cid for cid in missing if any(p and p[0].crosses for p in (places(text, q) for q in
+                                                                          _quotes(claims, cid)))]
+    missing = [cid for cid in missing if cid not in across]
     note = (f'<p class="meta">Quotes not found in this text: {html.escape(", ".join(missing))}</p>' if missing else "")
+    note += (f'<p class="meta">Quotes that run across table rows or list items, not highlighted (quote within one '
+             f'row or item): {html.escape(", ".join(across))}</p>' if across else "")
     markdown = is_markdown(source.get("file") or "")
     body = body_html(text, found, markdown)
     return f"""<!doctype html>

@@ -5,18 +5,21 @@ Each problem is one line that names the file and line, the claim, what is wrong 
 it. An error stops a pytest run before its first test (exit 4); a warning is printed and goes
 into the report's notes.
 
-    errors:   a quote not in its text (with the nearest passage), a test naming a claim the
-              registry lacks, a registry tier (or full_tier) no test of the claim carries, a
-              test that names claims of different tiers and no tier marker, a record's
-              ``expected`` the registry's value does not state
-    warnings: a quote found more than once (it binds to the first place), a claim no test names
+    errors:   a quote not in its text (with the nearest passage), a quote that runs from one
+              table row or list item into the next, a test naming a claim the registry lacks, a
+              registry tier (or full_tier) no test of the claim carries, a test that names claims
+              of different tiers and no tier marker (a tier the document does not declare stops
+              the registry's loading, in ``claimcheck check`` as in a run)
+    warnings: a quote found more than once (it binds to the first place), two claims with the same
+              quote, a record's ``expected`` the registry's value does not state, a claim no test
+              names
 """
 import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .fingerprint import nearest, places
+from .fingerprint import is_markdown, nearest, places
 
 
 
@@ -49,7 +52,7 @@ def registry_lines(registry) -> dict[str, int]:
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 # a number as a text writes it: 1,115,394 · 1.115.394 · 2,43 · .5 · 2.98e-08 · 5×10^-3 · 10^4 ·
 # 124M · 50.7 % · 1/100 (a sign only where a word cannot end: "10-20" is 10 and 20, "top-5" is 5)
-_NUM = re.compile(r"(?:(?<=[\s(=≈~:;,\[])|^)?(?P<sign>[-+−])?(?P<int>\d{1,3}(?:[,.  ]\d{3})+|\d+)?"
+_NUM = re.compile(r"(?:(?<=[\s(=≈~:;,\[])|^)?(?P<sign>[-+−])?(?P<int>\d{1,3}(?:[,.  ]\d{3})+(?!\d)|\d+)?"
                   r"(?P<frac>[.,]\d+)?(?:[eE](?P<exp>[-+−]?\d+))?"
                   r"(?:\s*[×x·*]\s*10\^?(?P<pow>[-+−]?\d+))?(?P<suffix>\s*%|[kKMGB]\b)?")
 
@@ -130,19 +133,32 @@ def expected_problem(claim, expected) -> str | None:
 
 
 def quote_problems(registry, texts: dict[str, str]) -> list[Problem]:
-    """Quotes not in their text (errors, with the nearest passage) and quotes found more than
-    once (warnings)."""
+    """Quotes not in their text and quotes that run from one table row or list item into the next
+    (errors), quotes found more than once and quotes two claims share (warnings)."""
     out, lines = [], registry_lines(registry)
+    first: dict[tuple, str] = {}  # (source, the quote's words) -> the first claim that quotes it
     for c in registry.values():
         where = f"{registry.path.name}:{lines.get(c.id, '?')}"
         source = registry.sources[c.source]
+        key = (c.source, *(" ".join(q.split()) for q in c.quotes))
+        if key in first:  # the same passage(s): the same sentence, and the same place on the page
+            out.append(Problem(where, c.id, f"quote {c.quote!r} is {first[key]}'s too ({registry.path.name}:"
+                                            f"{lines.get(first[key], '?')}): fine if both claims are about that "
+                                            "sentence; else quote the passage this claim is about", error=False))
+        first.setdefault(key, c.id)
         for part in c.quotes:
-            found = places(texts[c.source], part)
+            found = places(texts[c.source], part, is_markdown(source.file))
             if not found:
                 near = nearest(texts[c.source], part)
                 hint = (f"; nearest, line {near[0]} of {source.file}: {near[1]!r}" if near else "")
                 out.append(Problem(where, c.id, f"quote {part!r} not found in {source.file}{hint}; "
                                                 "copy the passage from the text into quote"))
+                continue
+            if found[0].crosses:
+                one = found[0].crosses.removesuffix("s")  # "table row", "list item"
+                out.append(Problem(where, c.id, f"quote {part!r} runs across {found[0].crosses} of {source.file} "
+                                                f"(line {found[0].line}); quote a passage within one {one} (a claim "
+                                                f"about several: quote = [one passage per {one}])"))
             elif len(found) > 1:
                 at = ", ".join(str(p.line) for p in found)
                 out.append(Problem(where, c.id, f"quote {part!r} found {len(found)} times in {source.file} "

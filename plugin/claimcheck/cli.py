@@ -16,7 +16,8 @@ from pathlib import Path
 
 from . import __version__, check, fingerprint, report
 from .marks import DEFAULT, TIERS, Settings
-from .registry import RegistryError, load_registry
+from .fmt import plural
+from .registry import Registry, RegistryError, load_registry
 from .suite import PYTHON_FILES
 from .suite import read as read_suite
 from .verdict import diff, merge_test
@@ -55,9 +56,24 @@ def default_registry(folder: Path = Path(".")) -> Path | None:
     return folder / found if found else None
 
 
+def ini_tiers(folder: Path) -> tuple[str, ...]:
+    """The tiers the project's ini declares (``claimcheck_tiers``), as the plugin reads them."""
+    return tuple(line.partition(":")[0].strip() for line in _lines(ini_value(folder, "claimcheck_tiers"))) or TIERS
+
+
 def check_command(registry, folder: Path, tests: list[str]) -> int:
-    """``claimcheck check``: print every problem, one line each; 1 when any is an error."""
-    tiers = tuple(line.partition(":")[0].strip() for line in _lines(ini_value(folder, "claimcheck_tiers"))) or TIERS
+    """``claimcheck check``: print every problem, one line each; 1 when any is an error. ``registry``:
+    a path (read here with the ini's tiers, as a run reads it: a registry that does not load is
+    one error line) or a loaded registry."""
+    tiers = ini_tiers(folder)
+    if not isinstance(registry, Registry):
+        try:
+            registry = load_registry(registry, tiers)
+        except RegistryError as e:  # the line a pytest run stops with
+            print(f"error   {e}")
+            print(f"{Path(registry).name}: 1 error(s), 0 warning(s): the registry stops at its first error; fix it "
+                  "and run again")
+            return 1
     paths = tests or [p for v in _lines(ini_value(folder, "testpaths")) for p in v.split()]
     missing = [p for p in paths if not (folder / p).exists()]
     if missing:
@@ -68,7 +84,7 @@ def check_command(registry, folder: Path, tests: list[str]) -> int:
     for p in found:
         print(("error   " if p.error else "warning ") + str(p))
     errors = sum(p.error for p in found)
-    print(f"{registry.path.name}: {len(registry)} claims, {len(entries)} tests read; "
+    print(f"{registry.path.name}: {plural(len(registry), 'claim')}, {plural(len(entries), 'test')} read; "
           f"{errors} error(s), {len(found) - errors} warning(s)")
     return 1 if errors else 0
 
@@ -110,11 +126,16 @@ def _load(path) -> dict:
         raise SystemExit(f"{path} is not a claimcheck report (invalid JSON: {e})") from None
 
 
-def _registry(path):
+def _registry_path(path) -> Path:
     path = path or default_registry()
     if path is None:
         raise SystemExit("claimcheck: no registry: pass --registry, or run where pyproject.toml or pytest.ini "
                          "names claimcheck_registry")
+    return Path(path)
+
+
+def _registry(path):
+    path = _registry_path(path)
     try:
         return load_registry(path, tiers=None)  # the tiers are the document's ini's, checked by the plugin
     except RegistryError as e:
@@ -169,9 +190,9 @@ def main(argv=None):
               f"{len(disagree)} disagree at a scale both runs measured, {len(rows) - len(disagree)} only "
               "where one run measured a scale the other did not")
         raise SystemExit(1 if disagree or (rows and not args.measured) else 0)
+    if args.cmd == "check":  # read with the project's tiers, as a run reads it
+        raise SystemExit(check_command(_registry_path(args.registry), Path("."), args.tests))
     registry = _registry(args.registry)
-    if args.cmd == "check":
-        raise SystemExit(check_command(registry, Path("."), args.tests))
     if args.cmd == "stamp":
         unknown = [i for i in args.ids if i not in registry]
         if unknown:

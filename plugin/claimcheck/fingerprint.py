@@ -1,5 +1,7 @@
 """A changed sentence is flagged: each claim's quote is fingerprinted by the sentence(s) it sits
-in, and a claim whose sentence no longer reads as stamped is *suspect*.
+in, read within its unit (a table row, a list item, or a paragraph however it is wrapped), and a
+claim whose sentence no longer reads as stamped is *suspect*: editing one list item leaves the
+other items' claims as they were.
 
 The stamps live beside the registry (``claims.toml`` -> ``claims.stamps.json``): claim ID ->
 the sentence(s) and their sha256. ``claimcheck stamp`` rewrites them after a review, as
@@ -11,6 +13,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from .registry import QUOTE_JOIN
@@ -33,11 +36,19 @@ _BLANK = re.compile(r"\n[^\S\n]*\n")
 @dataclass(frozen=True)
 class Place:
     """Where a quote sits: ``start``/``end`` in the text, the 1-based ``line`` it starts on, and the
-    whole sentence(s) it overlaps, white space collapsed."""
+    whole sentence(s) it overlaps, white space collapsed. ``crosses``: "table rows" or "list items"
+    where the quote runs from one row or item into the next (``claimcheck check`` refuses it), else
+    None."""
     start: int
     end: int
     line: int
     sentence: str
+    crosses: str | None = None
+
+
+# a list item's first line: its bullet or number, then white space (or nothing: an empty item)
+_ITEM = re.compile(r"[^\S\n]{0,3}(?:[-+*]|(?P<n>\d{1,9})[.)])(?:[^\S\n]+|$)", re.M)
+_ROW = re.compile(r"[^\S\n]*\|")  # a table row: a line that starts with a pipe
 
 
 def _sentences(text: str, lo: int, hi: int, a: int, b: int) -> str:
@@ -50,36 +61,73 @@ def _sentences(text: str, lo: int, hi: int, a: int, b: int) -> str:
     return _norm(" ".join(unit[x:y] for x, y in spans if x < b - lo and y > a - lo))
 
 
-def _markdown_unit(text: str, a: int) -> tuple[int, int]:
-    """(lo, hi): the Markdown block around offset ``a`` whose sentences a quote there belongs to:
-    a heading, a table row, or a line of a fenced code block on its own; else the paragraph, its
-    prose lines joined however they are wrapped."""
-    spans, pos, fenced = [], 0, False
+@lru_cache(maxsize=16)  # each quote of a text reads the same lines
+def _lines(text: str, markdown: bool) -> tuple[tuple[int, int, str], ...]:
+    """(start, end, kind) of each line: ``blank``; ``own``, a unit of its own (a table row, and in
+    Markdown a heading or a line of a fenced code block); ``item``, a list item's first line (a
+    bullet, or a number where a list may start or goes on: after a blank line, within a list, or
+    1, as CommonMark reads it, so a wrapped line that starts with "2023." stays prose); ``prose``,
+    any other (a paragraph's, or a list item's continuation)."""
+    spans, pos, fenced, prev = [], 0, False, "blank"
     for line in text.splitlines(keepends=True):
         bare = line.strip()
-        fence = bare.startswith(("```", "~~~"))
-        kind = "blank" if not bare else "own" if fence or fenced or bare.startswith(("#", "|")) else "prose"
+        fence = markdown and bare.startswith(("```", "~~~"))
+        item = _ITEM.match(line)
+        if not bare:
+            kind = "blank"
+        elif fence or fenced or _ROW.match(line) or (markdown and bare.startswith("#")):
+            kind = "own"
+        elif item and (not item["n"] or prev in ("blank", "own", "item", "list") or int(item["n"]) == 1):
+            kind = "item"
+        else:
+            kind = "prose"
         fenced = fenced != fence
         spans.append((pos, pos + len(line.rstrip("\r\n")), kind))
+        prev = "list" if kind == "prose" and prev in ("item", "list") else kind
         pos += len(line)
+    return tuple(spans)
+
+
+def _unit(text: str, a: int, markdown: bool) -> tuple[int, int]:
+    """(lo, hi): the block around offset ``a`` whose sentences a quote there belongs to: a table
+    row, and in Markdown a heading or a line of a fenced code block, on its own; a list item from
+    its first line (its bullet included) to its last, however it is wrapped; else the paragraph,
+    its prose lines joined however they are wrapped."""
+    spans = _lines(text, markdown)
+    if not spans:
+        return 0, len(text)
     at = next((i for i, (lo, hi, _) in enumerate(spans) if lo <= a <= hi), len(spans) - 1)
-    if not spans or spans[at][2] != "prose":
-        return (spans[at][0], spans[at][1]) if spans else (0, len(text))
+    if spans[at][2] in ("own", "blank"):
+        return spans[at][0], spans[at][1]
     first = last = at
-    while first > 0 and spans[first - 1][2] == "prose":
+    while spans[first][2] == "prose" and first > 0 and spans[first - 1][2] in ("prose", "item"):
         first -= 1
     while last + 1 < len(spans) and spans[last + 1][2] == "prose":
         last += 1
-    return spans[first][0], spans[last][1]
+    return spans[first][0], spans[last][1]  # an item's bullet kept: its stamp reads as it did in its list
+
+
+def _crosses(text: str, a: int, b: int, markdown: bool) -> str | None:
+    """Whether text[a:b] runs from one table row, or one list item, into the next: "table rows",
+    "list items", or None (one line, or a paragraph's or an item's own line breaks)."""
+    if "\n" not in text[a:b]:
+        return None
+    touched = [(lo, kind) for lo, hi, kind in _lines(text, markdown) if hi >= a and lo < b]
+    if any(_ROW.match(text, lo) for lo, _ in touched):
+        return "table rows"
+    if any(kind == "item" for _, kind in touched[1:]):
+        return "list items"
+    return None
 
 
 def places(text: str, quote: str, markdown: bool = False) -> list[Place]:
     """Every place the quote is found. Spaces may differ from the text's. A quote is looked for
     within single lines first (prose one paragraph per line; a table row or a line of program
     output is a unit of its own); when no line holds it, within paragraphs, so a hard-wrapped
-    paragraph's quote is found across its line breaks. In a Markdown source (``markdown``) a
-    quote's sentence is read from its paragraph, however it is wrapped; in a plain text, from its
-    line, or from its paragraph where it runs across lines."""
+    paragraph's quote is found across its line breaks. Its sentence is read from its unit
+    (``_unit``): a table row, a list item, or the paragraph, however it is wrapped; in a plain text
+    whose quote lies within one line, from that line. A place that runs from one table row or list
+    item into the next says so (``crosses``)."""
     words = quote.split()
     if not words:
         return []
@@ -87,17 +135,14 @@ def places(text: str, quote: str, markdown: bool = False) -> list[Place]:
         found = []
         for m in re.finditer(sep.join(map(re.escape, words)), text):
             a, b = m.span()
-            if markdown:
-                lo, hi = _markdown_unit(text, a)
+            if markdown or wrapped:
+                lo, hi = _unit(text, a, markdown)
                 hi = max(hi, b)
-            elif wrapped:
-                lo = max((x.end() for x in _BLANK.finditer(text, 0, a + 1) if x.end() <= a), default=0)
-                nxt = _BLANK.search(text, b)
-                hi = nxt.start() if nxt else len(text)
             else:
                 lo, hi = text.rfind("\n", 0, a) + 1, text.find("\n", b)
                 hi = len(text) if hi < 0 else hi
-            found.append(Place(a, b, text.count("\n", 0, a) + 1, _sentences(text, lo, hi, a, b)))
+            found.append(Place(a, b, text.count("\n", 0, a) + 1, _sentences(text, lo, hi, a, b),
+                               _crosses(text, a, b, markdown) if wrapped else None))
         if found:
             return found
     return []

@@ -12,6 +12,12 @@ STATUS_MARK = {"holds": "✅ holds", "fails": "❌ fails", "diverges": "⚠️ d
                "descriptive": "📖 descriptive"}
 
 
+def is_erratum(c: dict) -> bool:
+    """Whether a claim is in the Errata table: it fails or diverges, or it did before its sentence
+    changed (a suspect claim stays listed, marked suspect, until it is reviewed and stamped)."""
+    return c["status"] in ("fails", "diverges") or (c["status"] == "suspect" and c.get("was") in ("fails", "diverges"))
+
+
 def _scale_note(c: dict) -> str:
     """' (CI scale); diverges at analytic': the headline's scale and what other scales say."""
     text = headline_text(c)
@@ -30,11 +36,17 @@ def _at(c: dict, files: dict) -> str:
 def _ours(c: dict) -> str:
     """The number the sentence is about (its subject's record), and every record behind a
     disclosure."""
-    _, ours, label = headline_value(c)
-    every = "<br>".join(f"{cell(r.get('label') or r['test'].rsplit('::', 1)[-1])}: {cell(measured(r['measured'], r.get('label') or ''))}"
+    doc_v, ours, label = headline_value(c)
+    every = "<br>".join(f"{cell(r.get('label') or r['test'].rsplit('::', 1)[-1])}: "
+                        f"{cell(measured(r['measured'], r.get('label') or '', _against(r, c)))}"
                         for r in c.get("records", []))
     more = f" <details><summary>every record</summary>{every}</details>" if every else ""
-    return f"{cell(measured(ours, label))}{' (' + cell(label) + ')' if label else ''}{more}"
+    return f"{cell(measured(ours, label, doc_v))}{' (' + cell(label) + ')' if label else ''}{more}"
+
+
+def _against(r: dict, c: dict):
+    """The value a record is shown beside: its own expected, else the document's."""
+    return r["expected"] if r.get("expected") is not None else c.get("expected")
 
 
 def _why_cell(c: dict) -> str:
@@ -46,6 +58,8 @@ def _why_cell(c: dict) -> str:
 def proposed(c: dict) -> str:
     """The proposed correction, or what is missing before one can be proposed."""
     p = c.get("correction_proposal")
+    if not p and c["status"] == "suspect":
+        return "none yet: the sentence changed since it was stamped; review the claim against it, then `claimcheck stamp`"
     if not p:  # a failure is the suite's to fix, not the text's
         return "—"
     if p.get("proposed"):
@@ -77,7 +91,7 @@ def _why(claims: list[dict]) -> list[str]:
             held = point_state(e)
             why = e.get("why", "")
             note = f" ({e['missing']})" if e.get("missing") else ""
-            out.append(f"| {cell(e['point'])} | {cell(e['settings'] or '—')} | {cell(measured(e['value'], 'interval'))} | "
+            out.append(f"| {cell(e['point'])} | {cell(e['settings'] or '—')} | {cell(measured(e['value'], 'interval', c.get('expected')))} | "
                        f"{held}{cell(note)} | {cell(why)} |")
     return out
 
@@ -108,11 +122,13 @@ def markdown(doc: dict) -> str:
                       for k in STATUSES), ""]
     if doc.get("interrupted"):
         out += [f"**{INTERRUPTED}**", ""]
-    bad = [c for c in claims if c["status"] in ("fails", "diverges")]
+    bad = [c for c in claims if is_erratum(c)]
     out += ["## Errata", "",
             "Claims where the text and our measurement disagree (`fails`) or where our reproduction "
             "honestly departs from it (`diverges`), at the highest scale that ran. This is the list "
-            "a course author would act on.", ""]
+            "a course author would act on." + (" A claim whose sentence changed since it was stamped stays "
+                                               "listed, marked suspect, until it is reviewed and stamped again."
+                                               if any(c["status"] == "suspect" for c in bad) else ""), ""]
     files = {src["id"]: src.get("file") or src["id"] for src in doc.get("sources", [])}
     head = ["| ID | verdict | erratum kind | the document says | document's value | ours | evidence |",
             "|---|---|---|---|---|---|---|"]
@@ -142,7 +158,7 @@ def markdown(doc: dict) -> str:
                 "what the text says.", ""]
         out += head + [f"| {c['id']} | {cell(headline_text(c))} | {(c.get('diagnosis') or {}).get('kind') or '—'} | "
                        f"{cell(c['quote'])}<br>{_at(c, files)} | "
-                       f"{cell(c['expected'])} | {cell(c['measured'])} | "
+                       f"{cell(c['expected'])} | {cell(c['measured'], c['expected'])} | "
                        + cell("; ".join(c["scales"][s]["reason"] for s in lower_scale_divergences(c)))
                        + " |" for c in lower]
     out.append("")
@@ -159,7 +175,7 @@ def markdown(doc: dict) -> str:
             for c in rows:
                 links = " ".join(f"[figure]({p})" for p in figs.get(c["id"], []))
                 out.append(f"| {c['id']} | {STATUS_MARK[c['status']]}{_scale_note(c)} | {cell(c['statement'])}<br>"
-                           f"{_at(c, files)} | {cell(c['expected'])} | {cell(c['measured'])} {links} | "
+                           f"{_at(c, files)} | {cell(c['expected'])} | {cell(c['measured'], c['expected'])} {links} | "
                            f"{cell(c['tolerance'])} | {_why_cell(c)} |")
         out.append("")
     if doc.get("pins"):

@@ -19,8 +19,8 @@ import pytest
 # tier -> what it runs; the order is the order of cost
 TIERS = {
     "fast": "seconds: run by plain pytest",
-    "slow": "minutes; needs --runslow",
-    "gpu": "needs a GPU; needs --runslow",
+    "slow": "minutes; needs --claims-runslow",
+    "gpu": "needs a GPU; needs --claims-runslow",
 }
 
 # scale -> (words in a verdict, what it means), from the lowest to the highest; a claim's
@@ -31,11 +31,11 @@ SCALES: dict = {}
 # the scale a tier's test measures at unless it says otherwise; a tier not named here must say
 DEFAULT_SCALE: dict = {}
 
-# tiers that run only with --runslow
+# tiers that run only with --claims-runslow
 SLOW_TIERS = ("slow", "gpu")
 
 NO_SCALE = ""  # the one scale of a document that names none
-TIER_SKIP = "slow tier: needs --runslow"  # the skip of a slow tier's test in a run without --runslow
+TIER_SKIP = "slow tier: needs --claims-runslow"  # the skip of a slow tier's test in a run without --claims-runslow
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def settings_from_ini(config) -> Settings:
         claimcheck_tiers          = name: what it runs            (cheapest first)
         claimcheck_scales         = name (words): what it means   (lowest first)
         claimcheck_default_scales = tier: scale
-        claimcheck_slow_tiers     = tier names that need --runslow
+        claimcheck_slow_tiers     = tier names that need --claims-runslow
     """
     tiers = _pairs(config.getini("claimcheck_tiers"), "claimcheck_tiers") or dict(TIERS)
     scales = {}

@@ -3,11 +3,11 @@ seconds (family/arm/seed, step, elapsed time), and one when it ends, with its wa
 
 Every process (xdist workers too) appends its lines to ``progress.log`` in the run's own folder;
 the controlling process tails that file and writes each new line to the terminal, so ``-n 2``
-shows them as well. The finished runs' wall times also go into the report (``claims.json``
-"training"). The lines are a sign of life, not the work: a failure to write one (the folder was
-deleted, the disk is full) is dropped and never fails a test.
+shows them as well (a worker finds the log in its ``workerinput``). The finished runs' wall
+times also go into the report (``claims.json`` "training"). The lines are a sign of life, not
+the work: a failure to write one (the folder was deleted, the disk is full) is dropped and never
+fails a test.
 """
-import os
 import re
 import sys
 import threading
@@ -17,17 +17,18 @@ from pathlib import Path
 import pytest
 
 EVERY_S = 30.0
-ENV = "CLAIMCHECK_PROGRESS_LOG"  # set by the plugin in the controlling process; workers inherit it
+WORKER_KEY = "claimcheck_progress_log"  # the log's path, in each xdist worker's workerinput
+_log: Path | None = None  # this process's log: the innermost pytest run's, while it runs
 _DONE = re.compile(r"^(?P<label>\S+) +done: (?P<steps>\d+) steps in (?P<wall>[\d.]+) s$")
 
 
 def _write(line: str):
-    path = os.environ.get(ENV)
-    if not path:  # outside pytest (a script): straight to stderr
+    path = _log
+    if path is None:  # outside pytest (a script): straight to stderr
         print(line, file=sys.stderr, flush=True)
         return
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)  # the report folder may have been deleted
+        path.parent.mkdir(parents=True, exist_ok=True)  # the report folder may have been deleted
         with open(path, "a", encoding="utf-8") as f:  # one short append per line: whole under O_APPEND
             f.write(line + "\n")
     except OSError:
@@ -91,6 +92,10 @@ class Tail:
             if tr is not None:
                 tr.write_line(f"[train] {line}")
 
+    @pytest.hookimpl(optionalhook=True)  # xdist's, before each worker starts
+    def pytest_configure_node(self, node):
+        node.workerinput[WORKER_KEY] = str(self.path)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session):
         self._stop.set()
@@ -99,14 +104,24 @@ class Tail:
         self._flush()
 
 
-def register(config, run_dir: Path) -> Path | None:
-    """In the controlling process (not in xdist workers, which only write, nor in a pytest run
-    inside a test, whose lines go to the outer log): the run's own log, and the tail. Returns the
-    log's path, which the plugin puts in ``ENV`` for the workers, or None."""
-    if hasattr(config, "workerinput") or config.option.collectonly or os.environ.get(ENV):
-        return None
-    path = run_dir / "progress.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.touch()
-    config.pluginmanager.register(Tail(config, path), "claimcheck-progress")
-    return path
+def register(config, run_dir: Path) -> None:
+    """This process's log while the run lasts: in the controlling process, the run's own log and
+    the tail (a pytest run inside a test too: it is a run of its own); in an xdist worker, which
+    only writes, its controller's log."""
+    global _log
+    if hasattr(config, "workerinput"):
+        given = config.workerinput.get(WORKER_KEY)
+        path = Path(given) if given else None
+    elif config.option.collectonly:
+        return
+    else:
+        path = run_dir / "progress.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+        config.pluginmanager.register(Tail(config, path), "claimcheck-progress")
+    previous, _log = _log, path
+
+    def restore():
+        global _log
+        _log = previous
+    config.add_cleanup(restore)

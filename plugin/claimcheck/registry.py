@@ -131,7 +131,8 @@ def _claim(entry: dict, n: int, path: Path, sources: dict, tiers) -> Claim:
         raise RegistryError(f"{name}: kind {entry['kind']!r} is not '+'-joined from {', '.join(KIND_WORDS)}")
     for key in ("tier", "full_tier"):
         if tiers is not None and key in entry and entry[key] not in (*tiers, "none"):
-            raise RegistryError(f"{name}: {key} must be one of {', '.join((*tiers, 'none'))}, got {entry[key]!r}")
+            raise RegistryError(f"{name}: {key} = {entry[key]!r} is not a tier this project declares; set it to one "
+                                f"of {', '.join((*tiers, 'none'))}, or declare {entry[key]} in claimcheck_tiers")
     if (entry["kind"] == "descriptive") != ("untestable" in entry):
         raise RegistryError(f"{name}: a descriptive claim, and only one, says why it is untestable")
     if "correction" in entry:

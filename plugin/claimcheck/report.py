@@ -8,6 +8,7 @@ from .badge import badge_json, badge_svg, badge_text
 from .chapters import annotate
 from .corrections import CorrectionError, patch, propose
 from .fingerprint import places
+from .fmt import plural
 from .html import page
 from .markdown import corrections_md, markdown
 from .marks import DEFAULT, Settings
@@ -150,7 +151,7 @@ def write(doc: dict, outdir: Path, texts: dict[str, str] | None = None) -> list[
 def terminal_lines(doc: dict) -> list[str]:
     s = doc["summary"]
     cap = f" ({s[AT_CAP]} at the cap)" if s.get(AT_CAP) else ""
-    lines = [f"{checkable(s)} checkable claims: " + ", ".join(f"{s[k]} {k}" + cap * (k == "undecided") for k in STATUSES
+    lines = [f"{plural(checkable(s), 'checkable claim')}: " + ", ".join(f"{s[k]} {k}" + cap * (k == "undecided") for k in STATUSES
                                                               if k != "descriptive" and (k not in ("suspect", "undecided") or s.get(k)))
              + f"; {s['descriptive']} descriptive"]
     for c in doc["claims"]:

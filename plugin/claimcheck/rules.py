@@ -38,7 +38,7 @@ __all__ = [
     "sequential", "declared_prefix", "mean_interval", "inside", "within", "beyond", "above", "below", "joint",
     "wide_level", "starts", "starts_joint", "rate_text", "start_rule", "rule_of", "check_tolerance", "judge",
     "judge_look", "decide", "decide_parts", "interval", "joint_record", "interval_looks", "joint_looks",
-    "starts_looks", "two_se", "word_band", "printed_band", "times_band", "words", "t_ppf", "binom_tails",
+    "starts_looks", "two_se", "word_band", "printed_band", "times_band", "words", "t_ppf", "binom_tails", "MOST",
     "clopper_pearson",
 ]
 
