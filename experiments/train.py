@@ -83,7 +83,7 @@ def compile_options(device) -> dict:
     """``torch.compile``'s options for a step on ``device``. CUDA: the "cudagraphs" backend captures
     eager's own kernels, so a launch-bound step should replay without launching each one, round as
     eager does, and compile an arm in seconds where inductor takes tens (expected: no card has
-    measured it yet, docs/speed.md). The CPU: inductor, which fuses kernels."""
+    measured it yet, docs/notes/speed.md). The CPU: inductor, which fuses kernels."""
     return {"backend": "cudagraphs"} if torch.device(device).type == "cuda" else {"mode": "default"}
 
 

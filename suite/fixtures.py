@@ -16,22 +16,11 @@ from claimcheck.session import run_dir
 from claimcheck.progress import tracker
 from suite import settings
 from suite.settings import no_corpus
-from claimcheck.rules import check_tolerance
 from suite.pins import PORTABLE_WHY, cpu_model, describe, tolerance
 from experiments import runs
 from experiments.data import CorpusUnavailable, bpe_tokens
 
 PINS = Path(__file__).resolve().parents[1] / "fixtures" / "pins"
-
-
-@pytest.fixture
-def claim_record(claim_record):
-    """The plugin's ``claim_record``, refusing a tolerance that names no rule of
-    docs/reference/statistics.md (suite/rules.py RULES): every judged number says how it was judged."""
-    def record(claim_id, measured, expected=None, tolerance=None, label=None):
-        check_tolerance(claim_id, tolerance)
-        return claim_record(claim_id, measured, expected=expected, tolerance=tolerance, label=label)
-    return record
 
 
 @pytest.fixture(scope="session")

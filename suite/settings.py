@@ -72,7 +72,7 @@ class Settings:
 
     def step_for(self, device) -> str:
         """How a training step runs on ``device``: CLAIMS_STEP, else compiled on CUDA (launches
-        dominate an eager step there) and eager on the CPU (docs/speed.md: inductor gains 1.28x
+        dominate an eager step there) and eager on the CPU (docs/notes/speed.md: inductor gains 1.28x
         on a CI shape but takes about 20 s to compile each arm)."""
         import torch
         return self.step or ("compiled" if torch.device(device).type == "cuda" else "eager")

@@ -1,9 +1,12 @@
 """The suite's decision rules (suite/rules.py): an interval passes only inside its band, and a
 trained outcome is a rate over starts that one stuck run cannot turn."""
+import functools
+
 import numpy as np
 import pytest
 from scipy import stats
 
+from claimcheck import rules
 from claimcheck.rules import (
     ALPHA,
     RULES,
@@ -175,9 +178,12 @@ def test_a_joint_claim_diverges_only_on_a_part_wholly_outside_at_the_bonferroni_
 
 
 @pytest.mark.fast
-def test_a_joint_claims_false_divergence_stays_at_one_parts_rate():
+def test_a_joint_claims_false_divergence_stays_at_one_parts_rate(monkeypatch):
     """Four true parts, each at its band's upper edge: the chance that any shows wholly outside
     is at most one part's 5 %, where joining four 90 % intervals would give about 19 %."""
+    # 4,000 trials ask for two t quantiles about 47,000 times; rules.t_ppf bisects each afresh (about
+    # 20 s on one core). It is a pure function of (p, df): remembered, the same numbers in 0.3 s.
+    monkeypatch.setattr(rules, "t_ppf", functools.lru_cache(maxsize=None)(rules.t_ppf))
     rng = np.random.default_rng(0)
     band = (-10.0, 0.0)
     check = lambda lo, hi: within(lo, hi, band)  # noqa: E731

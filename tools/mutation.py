@@ -11,16 +11,16 @@ Three targets, each scored on its own (default: all three, in turn):
                   document's verdict rules, suite/lab_rules.py, rules.py, pins.py
 
 Runs mutmut 3 with pyproject.toml's [tool.mutmut] settings (every mutant against
-``pytest -m fast``, each against the tests that reach its function) and the target's own
-``source_paths``: mutmut reads its config from the pyproject.toml of the folder it runs in, so
-each target runs in a folder of its own, mutants/targets/<target>/, that links the repository's
-files and holds a pyproject.toml whose [tool.mutmut] differs only in ``source_paths``; mutmut's
-results for the target stay there (mutants/targets/<target>/mutants/), so a second run
-retests only what changed (and ``--retest`` tests again every mutant that was not killed, to
-see the tests added since). Then prints, per target, every survivor that docs/howto/mutation.md does
-not list as equivalent with its reason, and the score, killed / (all - equivalent). Exits 1
-when a target scores below TARGET, 2 when a target has no results to score. Not part of CI:
-model/ takes about 20 minutes on 2 cores.
+``pytest -m fast`` over claims/, tests/ and the plugin's own plugin/tests/, each against the tests
+that reach its function) and the target's own ``source_paths``: mutmut reads its config from the
+pyproject.toml of the folder it runs in, so each target runs in a folder of its own,
+mutants/targets/<target>/, that links the repository's files and holds a pyproject.toml whose
+[tool.mutmut] differs only in ``source_paths``; mutmut's results for the target stay there
+(mutants/targets/<target>/mutants/), so a second run retests only what changed (and ``--retest``
+tests again every mutant that was not killed, to see the tests added since). Then prints, per
+target, every survivor that docs/howto/mutation.md does not list as equivalent with its reason,
+and the score, killed / (all - equivalent). Exits 1 when a target scores below TARGET, 2 when a
+target has no results to score. Not part of CI: model/ takes about 20 minutes on 2 cores.
 """
 import argparse
 import json

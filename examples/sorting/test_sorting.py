@@ -75,7 +75,7 @@ def test_mean_inversions_by_simulation(claim_record):
     mean = sum(counts) / len(counts)
     se = (sum((c - mean) ** 2 for c in counts) / (len(counts) - 1) / len(counts)) ** 0.5
     claim_record("SORT-02", round(mean * 1000 * 999 / (300 * 299)), label="200 random permutations of 300, scaled",
-                 tolerance="the formula within 4 standard errors")
+                 tolerance="equivalence: the formula within 4 standard errors")
     assert abs(mean - 300 * 299 / 4) <= 4 * se  # n = 300 keeps it to seconds; the formula scales as n(n-1)
 
 
@@ -92,7 +92,7 @@ def test_merge_sort_needs_at_most_25_comparisons_on_ten_items(claim_record):
 def test_merge_sort_makes_about_8700_comparisons_on_1000_random_items(claim_record):
     rng = random.Random(4)
     mean = sum(merge_sort(rng.sample(range(1000), 1000))[1] for _ in range(200)) / 200
-    claim_record("SORT-04", round(mean), tolerance="±1 %: 'about' a number given to two figures")
+    claim_record("SORT-04", round(mean), tolerance="equivalence: ±1 %, 'about' a number given to two figures")
     assert abs(mean - 8700) <= 87
 
 

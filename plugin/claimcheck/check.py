@@ -59,8 +59,15 @@ _NUM = re.compile(r"(?:(?<=[\s(=≈~:;,\[])|^)?(?P<sign>[-+−])?(?P<int>\d{1,3}
 
 def _numbers(text: str) -> set[float]:
     """Every number the text can be read as writing (each reading of an ambiguous one)."""
+    return {x for x, _ in printed(text)}
+
+
+def printed(text: str) -> list[tuple[float, float]]:
+    """Every number the text can be read as writing, each with half a unit of its last printed
+    digit (0 for a ratio or a power, which are exact): ("0.69" -> 0.69 ± 0.005, "124M" -> 1.24e8 ±
+    5e5, "50.7 %" -> 50.7 ± 0.05 and 0.507 ± 0.0005)."""
     text = text.translate(_SUPERSCRIPT).replace("−", "-")
-    out: set[float] = set()
+    out: list[tuple[float, float]] = []
     for m in _NUM.finditer(text):
         whole, frac = m["int"], m["frac"]
         if not whole and not frac:
@@ -81,21 +88,21 @@ def _numbers(text: str) -> set[float]:
                 x = float(r)
             except ValueError:
                 continue
-            if m["exp"]:
-                x *= 10 ** int(m["exp"].replace("−", "-"))
-            if m["pow"]:
-                x *= 10 ** int(m["pow"].replace("−", "-"))
+            half = 0.5 * 10.0 ** -(len(r.split(".", 1)[1]) if "." in r else 0)
+            for e in (m["exp"], m["pow"]):
+                if e:
+                    x, half = x * 10 ** int(e.replace("−", "-")), half * 10 ** int(e.replace("−", "-"))
             scale = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9}.get((m["suffix"] or "").strip(), 1)
-            x *= scale
+            x, half = x * scale, half * scale
             x = -x if signed else x
-            out.add(x)
+            out.append((x, half))
             if (m["suffix"] or "").strip() == "%":
-                out.add(x / 100)
+                out.append((x / 100, half / 100))
     for a, b in re.findall(r"(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)", text):  # 1/100, also as a ratio
         if float(b):
-            out.add(float(a) / float(b))
+            out.append((float(a) / float(b), 0.0))
     for base, power in re.findall(r"(?<![\d.])(10|2)\s*\^\s*([-+]?\d+)", text):  # 10^4, 2^10
-        out.add(float(base) ** int(power))
+        out.append((float(base) ** int(power), 0.0))
     return out
 
 
@@ -213,7 +220,29 @@ def suite_problems(registry, entries) -> list[Problem]:
     return out
 
 
+def value_problems(registry, skip=frozenset()) -> list[Problem]:
+    """A claim whose ``value`` writes a number that its quote does not (a registry "763" for a
+    sentence saying 762), unless the claim says how it is derived (``derived = "..."``). Claims in
+    ``skip`` (a quote not found: that error comes first, and the value is judged once it is fixed)
+    are left out."""
+    out, lines = [], registry_lines(registry)
+    for c in registry.values():
+        wrote = printed(c.value or "")
+        if c.derived or not wrote or c.id in skip:
+            continue
+        said = printed(" ".join(c.quotes))  # either may round the other: to the coarser's last digit
+        if not any(abs(x - y) <= max(hx, hy) * (1 + 1e-9) for x, hx in wrote for y, hy in said):
+            out.append(Problem(f"{registry.path.name}:{lines.get(c.id, '?')}", c.id,
+                               f"value {c.value!r} writes no number its quote writes ({', '.join(sorted({f'{y:g}' for y, _ in said})[:4]) or 'none'}): "
+                               "copy the number from the sentence, or say how the value follows from it: "
+                               'derived = "..." (the sentence says it in words, or it is computed from it)',
+                               error=False))
+    return out
+
+
 def problems(registry, texts: dict[str, str], entries) -> list[Problem]:
     """Every problem, errors first, each in registry or file order."""
-    found = quote_problems(registry, texts) + suite_problems(registry, entries)
+    quoted = quote_problems(registry, texts)
+    unquoted = frozenset(p.claim for p in quoted if p.error)
+    found = quoted + value_problems(registry, unquoted) + suite_problems(registry, entries)
     return [p for p in found if p.error] + [p for p in found if not p.error]

@@ -6,6 +6,7 @@ import math
 import pytest
 
 from . import check
+from .rules import RULES, judge, rule_of, within
 from .items import claims_of
 from .session import reporter_of, run_dir
 
@@ -25,35 +26,102 @@ def _jsonable(v):
     return str(v)
 
 
-@pytest.fixture
-def claim_record(request):
-    """``claim_record(id, measured, expected=None, tolerance=None, label=None)``.
+class ClaimRecorder:
+    """What ``claim_record`` gives a test: ``claim_record(id, measured, expected=None, tolerance=None,
+    label=None, band=None)`` puts what the test measured beside what the document says, in the
+    report, and checks it, in one call (as a snapshot fixture records and compares at once).
+    ``claim_record.value(measured, ...)`` is the same for a test whose ``claim`` marker names one
+    claim: the ID is written once, on the marker. Both return ``measured``.
 
-    Puts what a test measured beside what the document says, in the report. The ID must be
-    one the test's ``claim`` marker names. A record with no ``label`` is the claim's own number:
-    its ``expected`` defaults to the registry's ``value``, and one the value does not seem to state
-    is a note of the run. A labelled record is a part (one seed, one width) with an ``expected`` of
-    its own.
+    - The ID must be one the test's ``claim`` marker names.
+    - A record with no ``label`` is the claim's own number: its ``expected`` defaults to the
+      registry's ``value``, and one the value does not state is a note of the run. A labelled
+      record is a part (one seed, one width), with an ``expected`` of its own.
+    - ``tolerance`` names the rule that judges the record (``claimcheck.rules.RULES``: it starts
+      with exact, equivalence, comparison, joint or start count), or starts with ``reported`` (shown,
+      judged by the test's own assertion); None reads as reported. Anything else is refused.
+    - Under ``exact``, the claim's own number must lie within half a unit of the last digit of a
+      number its ``expected`` prints, or the call fails the test's assertion: a value that
+      contradicts the registry's cannot read *holds*.
+    - ``band=(lo, hi)``: the record is judged inside it (``claimcheck.rules.within``), a number
+      or a ``[mean, lo, hi]`` interval: wholly outside fails the assertion (a divergence under
+      ``claimcheck.diverges``); across an edge is *undecided*.
+
+    A test's own ``assert`` can make a claim stricter than its record, never looser.
     """
-    names = set(claims_of(request.node))
-    reporter = reporter_of(request.config)
-    registry = reporter.registry
 
-    def record(claim_id, measured, expected=None, tolerance=None, label=None):
-        if claim_id not in names:
+    def __init__(self, item, reporter):
+        self._item, self._reporter = item, reporter
+        self._names = claims_of(item)
+
+    def __call__(self, claim_id, measured, expected=None, tolerance=None, label=None, band=None):
+        if claim_id not in self._names:
             raise ValueError(f"claim_record({claim_id!r}): this test's claim marker names "
-                             f"{sorted(names) or 'no claim'}")
+                             f"{sorted(set(self._names)) or 'no claim'}; fix the ID or the marker")
+        rule = rule_of(tolerance)
+        if rule is None or (band is not None and rule == "reported"):
+            raise ValueError(f"claim_record({claim_id!r}): the tolerance {str(tolerance)[:60]!r} names no rule"
+                             f"{' to judge the band' if rule == 'reported' else ''}: start it with one of "
+                             f"{', '.join(RULES)} (claimcheck.rules.RULES){', or with reported' * (band is None)}")
+        registry = self._reporter.registry
         if label is None and claim_id in registry:  # the claim's own number: the registry's
             why = check.expected_problem(registry[claim_id], expected)
-            if why and why not in reporter.notes:
-                reporter.notes.append(f"{request.node.nodeid}: {why}")
+            note = f"{self._item.nodeid}: {why}"
+            if why and note not in self._reporter.notes:
+                self._reporter.notes.append(note)
             expected = registry[claim_id].value if expected is None else expected
-        request.node.user_properties.append(("claim_record", {
-            "claim": claim_id, "label": label, "measured": _jsonable(measured),
-            "expected": _jsonable(expected), "tolerance": tolerance}))
+        self._item.user_properties.append(("claim_record", {
+            "claim": claim_id, "label": label, "measured": _jsonable(measured), "expected": _jsonable(expected),
+            "tolerance": tolerance, **({"band": list(band)} if band is not None else {})}))
+        if band is not None:
+            _judge_band(claim_id, measured, band)
+        elif rule == "exact" and label is None:
+            _judge_exact(claim_id, measured, expected)
         return measured
 
-    return record
+    def value(self, measured, expected=None, tolerance=None, label=None, band=None):
+        """``claim_record(id, ...)`` with the ID of the test's one ``claim`` marker."""
+        if len(self._names) != 1:
+            raise ValueError(f"claim_record.value(...): this test's claim marker names {len(self._names)} claims "
+                             f"({', '.join(self._names) or 'none'}); name the one meant: claim_record(id, ...)")
+        return self(self._names[0], measured, expected, tolerance, label, band)
+
+
+def _number(v) -> float | None:
+    v = v.tolist() if hasattr(v, "tolist") else v
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _judge_exact(claim_id, measured, expected) -> None:
+    """The claim's own computed number against every number ``expected`` prints, each to half a
+    unit of its last digit; nothing to judge when either side is not a number."""
+    m = _number(measured)
+    printed = check.printed(str(_number(expected) if _number(expected) is not None else expected or ""))
+    if m is None or not printed or not math.isfinite(m):
+        return
+    if not any(abs(m - x) <= half * (1 + 1e-9) or math.isclose(m, x, rel_tol=1e-9) for x, half in printed):
+        shown = ", ".join(f"{x:g} ± {half:g}" for x, half in printed[:3])
+        raise AssertionError(f"{claim_id}: measured {m:.10g} contradicts the document's {expected!r} under the rule "
+                             f"exact (within half a unit of its last printed digit: {shown})")
+
+
+def _judge_band(claim_id, measured, band) -> None:
+    lo_hi = measured.tolist() if hasattr(measured, "tolist") else measured
+    if isinstance(lo_hi, (list, tuple)) and len(lo_hi) == 3:
+        lo, hi = float(lo_hi[1]), float(lo_hi[2])
+    elif _number(lo_hi) is not None:
+        lo = hi = _number(lo_hi)
+    else:
+        raise ValueError(f"claim_record({claim_id!r}, band=...): a band judges a number or a [mean, lo, hi] "
+                         f"interval, not {type(measured).__name__}")
+    judge(claim_id, within(lo, hi, (float(band[0]), float(band[1]))),
+          f"[{lo:g}, {hi:g}] against the band [{band[0]:g}, {band[1]:g}]")
+
+
+@pytest.fixture
+def claim_record(request) -> ClaimRecorder:
+    """Record what the test measured for its claims, and check it (``ClaimRecorder``)."""
+    return ClaimRecorder(request.node, reporter_of(request.config))
 
 
 @pytest.fixture

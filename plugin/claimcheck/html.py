@@ -41,6 +41,7 @@ def page(doc: dict) -> str:
     return _env.get_template("report.html.j2").render(
         doc=doc, statuses=STATUSES, badge=Markup(badge_svg(label, message, hexc)),
         title=doc.get("title") or "Which claims hold",
-        errata=[r for r in rows if r["status"] in ("fails", "diverges", "suspect")],
+        errata=[r for r in rows if r["status"] in ("fails", "diverges", "suspect") and not r.get("broken")],
+        broken=[r for r in rows if r.get("broken")],
         undecided=[r for r in rows if r["status"] == "undecided"],
         lower=[r for r in rows if r["lower"]], chapters=chapters, total=len(rows))

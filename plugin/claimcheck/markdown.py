@@ -14,7 +14,10 @@ STATUS_MARK = {"holds": "✅ holds", "fails": "❌ fails", "diverges": "⚠️ d
 
 def is_erratum(c: dict) -> bool:
     """Whether a claim is in the Errata table: it fails or diverges, or it did before its sentence
-    changed (a suspect claim stays listed, marked suspect, until it is reviewed and stamped)."""
+    changed (a suspect claim stays listed, marked suspect, until it is reviewed and stamped); a
+    claim whose test broke (an exception, not a failed assertion) is listed apart."""
+    if c.get("broken"):  # the test broke: not the sentence's fault (report's "Tests that broke")
+        return False
     return c["status"] in ("fails", "diverges") or (c["status"] == "suspect" and c.get("was") in ("fails", "diverges"))
 
 
@@ -140,6 +143,12 @@ def markdown(doc: dict) -> str:
     else:
         out.append("None in this run.")
     out += _suspects(claims)
+    broken = [c for c in claims if c.get("broken")]
+    if broken:
+        out += ["", "### Tests that broke", "",
+                "These tests raised an exception other than a failed assertion, so their sentences were not "
+                "judged: fix the test, not the text.", ""]
+        out += [f"- **{c['id']}**: {c['reason']}" for c in broken]
     open_ = [c for c in claims if c["status"] == "undecided"]
     if open_:
         out += ["", "### Undecided", "",

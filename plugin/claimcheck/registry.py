@@ -19,7 +19,7 @@ from pathlib import Path
 
 KIND_WORDS = ("exact", "numeric", "qualitative", "descriptive")
 REQUIRED = ("id", "source", "quote", "statement", "value", "kind", "tier")
-OPTIONAL = ("section", "where", "full_tier", "untestable", "subject", "correction", "replaces", "no_setting")
+OPTIONAL = ("section", "where", "full_tier", "untestable", "subject", "correction", "replaces", "no_setting", "derived")
 TABLES = ("setting_words",)  # optional fields that are tables of strings
 SOURCE_FIELDS = ("id", "file", "title", "language")
 QUOTE_JOIN = " […] "  # several quoted passages of one claim, as one string
@@ -63,6 +63,7 @@ class Claim:
     replaces: str | list | None = None  # the passage(s) the correction rewrites (default: the quote)
     no_setting: str | None = None  # why no unstated setting can change the value (an erratum then reads text)
     setting_words: dict | None = None  # grid point -> its words in the document's language
+    derived: str | None = None  # how the value follows from the quote, when the quote does not write its number
 
     @property
     def descriptive(self) -> bool:

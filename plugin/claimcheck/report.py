@@ -31,7 +31,7 @@ def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings 
         found = places(texts[c["source"]], c["quote"].split(QUOTE_JOIN)[0]) if c["source"] in (texts or {}) else []
         c["line"] = found[0].line if found else None
         language = sources[c["source"]].language if c["source"] in sources else "en"
-        if (proposal := propose(c, language)) is not None:
+        if not c.get("broken") and (proposal := propose(c, language)) is not None:  # a broken test proposes nothing
             c["correction_proposal"] = proposal
             lost = [e["replaces"] for e in proposal["edits"] if c["source"] in (texts or {})
                     and not places(texts[c["source"]], e["replaces"])]
@@ -157,7 +157,8 @@ def terminal_lines(doc: dict) -> list[str]:
     for c in doc["claims"]:
         if c["status"] in ("fails", "diverges", "undecided", "suspect"):
             where = f"[{c['scale']}] " if c.get("scale") else ""
-            lines.append(f"  {status_text(c).upper():9s} {c['id']:9s} {where}{c['reason'][:150]}")
+            shown = "BROKEN" if c.get("broken") else status_text(c).upper()  # the test's failure, not the text's
+            lines.append(f"  {shown:9s} {c['id']:9s} {where}{c['reason'][:150]}")
     stale = [p for p in doc.get("pins", []) if p["status"] == "stale"]
     for p in stale:
         lines.append(f"  STALE PIN {p['file']}: {p['reason'][:150]}")

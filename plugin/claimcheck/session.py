@@ -212,6 +212,8 @@ class ClaimReporter:
             t.update(outcome=outcome, reason=_reason(report) if outcome != "passed" else "")
             if outcome == "undecided" and ("claim_at_cap", True) in report.user_properties:
                 t["at_cap"] = True
+            if outcome in ("failed", "error"):
+                t["broken"] = ("claim_broken", True) in report.user_properties
         if report.when == "call":
             t["duration"] = round(report.duration, 3)
 
@@ -239,6 +241,13 @@ class ClaimReporter:
                 rep.outcome = "failed"
                 rep.claimcheck_note = f"undecided() in {call.when} is not a verdict: {call.excinfo.value.msg}"[:REASON_CHARS]
             return
+        if rep.failed and call.excinfo is not None and not call.excinfo.errisinstance(AssertionError):
+            # an exception, not a failed assertion: the test broke, the sentence was not judged
+            rep.user_properties.append(("claim_broken", True))
+        if rep.failed and call.when == "call" and call.excinfo is None and \
+                any(is_divergence_mark(m) for m in item.iter_markers("xfail")):  # a strict xpass
+            rep.claimcheck_note = ("marked claimcheck.diverges, but the test passed: the divergence did not show; "
+                                   "if the sentence now holds, remove @diverges")
         if not hasattr(rep, "wasxfail"):
             return
         # Only an assertion that fails in the test's own call is a divergence; an expected

@@ -28,6 +28,10 @@ from collections import defaultdict
 
 from .marks import DEFAULT, NO_SCALE, Settings
 
+# A test that raised an exception other than a failed assertion (a typo'd ID, a crash, a fixture
+# error): the claim reads fails, but it is the test's failure, listed apart from the errata.
+BROKEN = "the test broke (an exception, not a failed assertion), so the sentence was not judged"
+
 STATUSES = ("holds", "fails", "diverges", "undecided", "suspect", "not-measured", "not-run", "untested",
             "descriptive")
 RAN = ("passed", "failed", "error", "xfailed", "undecided", "xpassed")
@@ -105,8 +109,10 @@ def scale_verdict(tests: list[tuple[str, dict]], claim_id: str | None = None) ->
                 [f"{n}: {outcome}" for n, _ in by[outcome]] + evidence)
 
     if by["failed"] or by["error"]:
-        nodeid, t = (by["failed"] + by["error"])[0]
-        return "fails", t["reason"], [f"{nodeid}: {t['outcome']}"] + evidence
+        failing = by["failed"] + by["error"]
+        nodeid, t = next(((n, t) for n, t in failing if not t.get("broken")), failing[0])
+        reason = t["reason"] if not t.get("broken") else f"{BROKEN}: {t['reason']}"
+        return "fails", reason, [f"{nodeid}: {t['outcome']}"] + evidence
     if by["xfailed"]:
         return ("diverges", *said("xfailed"))
     if by["undecided"]:
@@ -163,7 +169,8 @@ def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
     else:
         reasons = "; ".join((f"{words.get(s, s)}: " if words.get(s, s) else "") + v["reason"] for s, v in scales.items())
         return {"status": "not-run", "scale": None, "reason": reasons, "scales": scales}
-    return {"status": scales[head]["status"], "scale": head, "reason": scales[head]["reason"],
+    broken = scales[head]["status"] == "fails" and scales[head]["reason"].startswith(BROKEN)
+    return {"status": scales[head]["status"], "scale": head, "reason": scales[head]["reason"], "broken": broken,
             "details": scales[head]["details"], "scales": scales, "at_cap": scales[head].get("at_cap", False)}
 
 
@@ -349,7 +356,7 @@ def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset(), setting
             "statement": c.statement, "expected": c.value,  # the registry is the one source
             "measured": _value(records, "measured"), "tolerance": "; ".join(tolerances) or None,
             "tier": c.tier, "status": v["status"], "scale": v["scale"], "reason": v["reason"],
-            **({"at_cap": True} if v.get("at_cap") else {}),
+            **({"at_cap": True} if v.get("at_cap") else {}), **({"broken": True} if v.get("broken") else {}),
             "details": v.get("details", []), "scales": v["scales"], "tests": [n for n, _ in ts], "records": records,
             **{k: getattr(c, k) for k in CORRECTION_FIELDS if getattr(c, k, None)},
         })

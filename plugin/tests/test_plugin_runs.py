@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.fast
-
 REGISTRY = '''[[source]]
 id = "T"
 file = "text.txt"
@@ -100,6 +98,7 @@ def _doc(run_dir: Path) -> dict:
     return json.loads((run_dir / "claims.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.fast
 def test_a_fast_run_while_a_slow_one_trains_and_reports_deleted_mid_run_break_nothing(project):
     """One slow run, three things done to it while it trains: a fast run in the same checkout
     starts and ends, then the whole report dir is deleted (its progress log and run folder with
@@ -158,11 +157,13 @@ PYTEST_AS_IN_A_TERMINAL = ("import signal, sys, pytest; signal.signal(signal.SIG
                            "sys.exit(pytest.console_main())")
 
 
-@pytest.mark.fast
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a process group is POSIX")
-@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+@pytest.mark.parametrize("workers", [pytest.param((), marks=pytest.mark.fast, id="serial"),
+                                     pytest.param(("-n", "2"), marks=pytest.mark.slow, id="xdist")])
 def test_ctrl_c_writes_the_report_of_what_ran_marked_interrupted_with_no_traceback(project, workers):
     """Ctrl-C in a terminal signals the whole process group (xdist's workers too): so does this."""
+    if workers:
+        pytest.importorskip("xdist", reason="pytest-xdist is not installed")
     (project / "claims.toml").write_text(REGISTRY.replace('tier = "slow"', 'tier = "fast"'), encoding="utf-8")
     (project / "test_it.py").write_text(SIGINT_TESTS, encoding="utf-8")
     proc = subprocess.Popen([sys.executable, "-c", PYTEST_AS_IN_A_TERMINAL, "-p", "no:cacheprovider", "-p", "no:randomly",

@@ -1,7 +1,7 @@
 """The plugin on a document that is not this one: examples/birthday/ runs as a pytest project of
 its own (its pytest.ini, registry, tiers and scales), through pytester, from a copy, so neither
-its report nor an edited text ever touches the repository, and this repository's conftest is
-never loaded (the copy is its own rootdir). It installs nothing: the plugin is the one this
+its report nor an edited text ever touches the repository, and no conftest of this repository is
+ever loaded (the copy is its own rootdir). It installs nothing: the plugin is the one this
 interpreter already has, through its entry point."""
 import ast
 import json
@@ -13,7 +13,7 @@ import pytest
 
 pytestmark = pytest.mark.fast
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "birthday"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "birthday"
 DESIGNED = {"BDAY-01": "holds", "BDAY-02": "holds", "BDAY-03": "holds", "BDAY-04": "holds",
             "BDAY-05": "diverges", "BDAY-06": "holds", "BDAY-07": "descriptive"}
 

@@ -11,7 +11,9 @@ misleading gives one clear line (what is wrong, and how to fix it) or the right 
     7. a stamp covers the quoted sentence within its list item, not the whole list
 """
 import json
+import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -119,6 +121,13 @@ def _check(path, monkeypatch, capsys):
 
 def _pytest(pytester, *args):
     return pytester.runpytest("-p", "no:cacheprovider", *args)
+
+
+def _claimcheck() -> str:
+    """The ``claimcheck`` command of the interpreter that runs these tests: a venv that is not
+    activated (``.venv-plugin/bin/python -m pytest``) has it beside its python, not on PATH."""
+    beside = Path(sys.executable).with_name("claimcheck")
+    return str(beside) if beside.is_file() else "claimcheck"
 
 
 def test_the_document_as_fixed_is_clean(tmp_path):
@@ -258,7 +267,7 @@ def test_the_authors_run(pytester):
     """Stamp, then edit one list item: only its claim reads suspect, and its erratum stays listed;
     the other numbers read as recorded."""
     _project(pytester.path)
-    pytester.run("claimcheck", "stamp")
+    pytester.run(_claimcheck(), "stamp")
     stamps = json.loads((pytester.path / "claims.stamps.json").read_text("utf-8"))["claims"]
     assert stamps["T-03"]["sentence"] == "- sorting takes 3.14 seconds."
     assert stamps["T-04"]["sentence"] == "- merging takes 2 seconds on most machines"  # its item, wrapped

@@ -1,6 +1,6 @@
 """The plugin on a plain Markdown document: examples/sorting/ (hard-wrapped paragraphs, no scales,
 no tier markers, a slow claim and a deliberate erratum) runs as a pytest project of its own,
-from a copy, as tests/test_example_document.py runs examples/birthday/ (issue 43)."""
+from a copy, as test_example_document.py runs examples/birthday/ (issue 43)."""
 import json
 import re
 import shutil
@@ -10,7 +10,7 @@ import pytest
 
 pytestmark = pytest.mark.fast
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sorting"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sorting"
 DESIGNED = {"SORT-01": "holds", "SORT-02": "holds", "SORT-03": "holds", "SORT-04": "holds",
             "SORT-05": "diverges", "SORT-06": "descriptive"}
 

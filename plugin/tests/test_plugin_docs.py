@@ -11,7 +11,7 @@ from claimcheck import hooks, marks
 
 pytestmark = pytest.mark.fast
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository: docs/ and plugin/
 DOC = (ROOT / "docs" / "reference" / "plugin.md").read_text(encoding="utf-8")
 PLUGIN = (ROOT / "plugin" / "claimcheck" / "plugin.py").read_text(encoding="utf-8")  # the hooks and options
 FIXTURES = (ROOT / "plugin" / "claimcheck" / "fixtures.py").read_text(encoding="utf-8")

@@ -9,7 +9,7 @@ from claimcheck.cli import main as report_main
 from claimcheck.storage import prune_runs
 
 
-ROOT = Path(__file__).resolve().parents[1]
+PLUGIN = Path(__file__).resolve().parents[1]  # plugin/: the claimcheck package
 
 IDS = ["P-01", "F-01", "X-01", "S-01", "U-01", "D-01", "M-01", "G-01", "C-01", "N-01"]
 SOURCES = '''[[source]]
@@ -119,7 +119,7 @@ EXPECTED = {"P-01": "holds", "F-01": "fails", "X-01": "diverges", "S-01": "not-r
 
 @pytest.fixture
 def scratch(pytester, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # xdist workers import the plugin too
+    monkeypatch.setenv("PYTHONPATH", str(PLUGIN))  # xdist workers import the plugin too
     pytester.makefile(".toml", claims=REGISTRY)
     pytester.makefile(".txt", **TEXTS)
     pytester.makepyfile(test_sample=TESTS)
@@ -150,8 +150,10 @@ def test_each_claim_gets_exactly_one_verdict(scratch):
     assert set(doc) >= {"generated", "commit", "info", "tiers", "scales", "sources", "summary", "claims"}
     keys = {"id", "source", "section", "where", "line", "quote", "statement", "expected", "measured", "tolerance",
             "tier", "status", "scale", "reason", "details", "scales", "tests", "headline"}
-    # "diagnosis" only where a grid reported one, "correction_proposal" only for an erratum
-    assert all(set(c) - {"correction_proposal"} == keys | {"records"} for c in doc["claims"])
+    # "diagnosis" only where a grid reported one, "correction_proposal" only for an erratum,
+    # "broken" only where a test raised something other than an assertion (C-01)
+    assert all(set(c) - {"correction_proposal", "broken"} == keys | {"records"} for c in doc["claims"])
+    assert [c["id"] for c in doc["claims"] if c.get("broken")] == ["C-01"]
     assert {c["id"] for c in doc["claims"] if "correction_proposal" in c} == {
         c for c, s in EXPECTED.items() if s == "diverges"}
     assert doc["summary"] == {"holds": 3, "fails": 2, "diverges": 1, "undecided": 0, "suspect": 0, "not-measured": 1,
@@ -422,7 +424,7 @@ def test_an_xfail_that_is_not_a_strict_assertion_divergence_stops_collection(scr
     result.stderr.fnmatch_lines(["*test_x: an xfail here must be claimcheck.diverges*"])
 
 
-@pytest.mark.fast
+@pytest.mark.slow  # three interpreters
 def test_a_mistake_found_at_collection_is_one_line_under_xdist_too(scratch):
     """xdist's workers collect: they run nothing and the controller ends with exit 4 and the
     line, not an INTERNALERROR."""
@@ -683,7 +685,7 @@ def early():
 @pytest.mark.fast
 @pytest.mark.claim("P-01")
 def test_straddles(claim_record):
-    claim_record("P-01", [1.23, 0.12, 2.34], tolerance="90 % interval inside [0.9, 2.7]")
+    claim_record("P-01", [1.23, 0.12, 2.34], tolerance="equivalence: 90 % interval inside [0.9, 2.7]")
     undecided("the 90 % interval [0.12, 2.34] straddles the band [0.9, 2.7]: more seeds decide")
 
 @pytest.mark.fast
@@ -699,8 +701,8 @@ def test_under_diverges():
 '''
 
 
-@pytest.mark.fast
-@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+@pytest.mark.parametrize("workers", [pytest.param((), marks=pytest.mark.fast),
+                                     pytest.param(("-n", "2"), marks=pytest.mark.slow)])  # three interpreters
 def test_undecided_is_its_own_verdict_only_from_the_tests_own_call(scratch, workers):
     if workers:
         pytest.importorskip("xdist", reason="pytest-xdist is not installed")
