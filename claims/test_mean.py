@@ -52,8 +52,9 @@ def test_chapter_shuffle_demo_is_float_noise(claim_record):
     x = torch.randn(128, 128)
     A = averaging_matrix(128)
     diff = (A[-1] @ x - A[-1] @ x[torch.randperm(128)]).abs().max().item()
-    claim_record("AVG-04", diff, expected=2.98e-8, tolerance="exact: <= 1e-6 (float32 reordering noise)")
-    assert diff <= 1e-6
+    # the chapter's 2.98e-08 (2^-25) is one draw of float32 reordering noise, not a value to match
+    claim_record("AVG-04", diff, expected=2.98e-8, band=(0.0, 1e-6),
+                 tolerance="comparison: at most 1e-6, float32 reordering noise (the chapter's 2^-25 is one draw of it)")
 
 
 @pytest.mark.fast
