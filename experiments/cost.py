@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 
 import torch
 import torch.nn.functional as F
-from scipy import stats
 
 from model.attention import attend, tiled_attention
 
@@ -213,6 +212,7 @@ def scaling(ns, part: str, kind="naive", cfg=CostConfig(), device="cpu", *, min_
 def slope(ns, ys) -> tuple[float, float]:
     """Least-squares log-log slope and its standard error."""
     import numpy as np
+    from scipy import stats  # here, not at import: scipy.stats costs a second of every collection
     r = stats.linregress(np.log(ns), np.log(ys))
     return r.slope, r.stderr
 

@@ -9,7 +9,6 @@ per character written (TINY-04…06).
 import math
 
 import numpy as np
-from scipy.special import erf
 
 EPS = 1e-5  # LayerNorm's, as torch's default
 
@@ -48,6 +47,7 @@ def linear_backward(dout, cache, bias=True):
 
 def gelu_forward(x):
     """The exact GELU, x Phi(x), as torch's nn.GELU() computes it."""
+    from scipy.special import erf  # here, not at import: scipy costs half a second of every collection
     cdf = 0.5 * (1.0 + erf(x / math.sqrt(2.0)))
     return x * cdf, (x, cdf)
 

@@ -37,10 +37,10 @@ Rounding cannot move a decided run: ROUNDING is the lab pin's tolerance for trai
 excerpt's 10 runs alone move < 1e-5 in float64 (benchmarks/lab_rounding.py), but the 200
 stacked runs of the slow tier move by up to 7.1e-4 under the AVX2 settings.
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from suite.catalogue import LAB_LOOKS
 from suite.pins import tolerance
@@ -93,6 +93,7 @@ def rate(holds: np.ndarray, firm: np.ndarray) -> dict:
     per_excerpt = [(int((h & d).sum()), int(d.sum())) for h, d in zip(holds, decided)]
     table = np.array([[k, n - k] for k, n in per_excerpt])
     table = table[:, table.sum(0) > 0]  # a column of zeros has no expected counts
+    from scipy import stats  # here, not at import: scipy.stats costs a second of every collection
     het = float(stats.chi2_contingency(table)[1]) if table.shape[1] == 2 and (table.sum(1) > 0).all() else 1.0
     return {"K": K, "N": N, "undecided": int(holds.size - N), "p": K / N if N else float("nan"),
             "per_excerpt": per_excerpt, "heterogeneity_p": het}
@@ -100,6 +101,7 @@ def rate(holds: np.ndarray, firm: np.ndarray) -> dict:
 
 def fisher(k: int, r: dict) -> float:
     """Two-sided Fisher's exact p of the chapter's k of 5 against our K of N: reported only."""
+    from scipy import stats
     return float(stats.fisher_exact([[k, CHAPTER_N - k], [r["K"], r["N"] - r["K"]]])[1])
 
 
@@ -148,7 +150,7 @@ def _record(claim_record, claim_id, runs, line, label, expected, k=None, main=No
     claim_record(claim_id, five, tolerance="reported: the chapter's own kind of observation, not the verdict",
                  label=f"{MAIN}: {label}")
     if k is not None:
-        claim_record(claim_id, [round(fisher(k, r), 4), round(float(stats.binom.pmf(k, CHAPTER_N, r["p"])), 3)],
+        claim_record(claim_id, [round(fisher(k, r), 4), round(math.comb(CHAPTER_N, k) * r["p"] ** k * (1 - r["p"]) ** (CHAPTER_N - k), 3)],
                      tolerance="reported: how typical the chapter's starts were; no say in the verdict",
                      label=f"Fisher p of the chapter's {k} of {CHAPTER_N} against ours; its chance at p-hat: {label}")
     holds, firm = runs if main is None else main

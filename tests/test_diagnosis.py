@@ -13,7 +13,6 @@ from suite.catalogue import LADDER_CI
 from suite.scales import Runs
 from claimcheck.verdict import erratum_kind, headline_records, headline_value, point_state
 
-pytestmark = pytest.mark.fast
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -23,6 +22,7 @@ def _scale(name="s", seeds=(0, 1)):
 
 # ---- axes, points and variants ---------------------------------------------------------------
 
+@pytest.mark.fast
 @pytest.mark.parametrize("setting, values, match", [
     ("dropout", (0.0, 0.1), "a setting is model"),
     ("model.no_such_field", (0, 1), "a setting is model"),
@@ -36,6 +36,7 @@ def test_an_axis_names_a_real_setting_and_something_to_try(setting, values, matc
         Axis(setting, values, "why")
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("scale, setting, values, match", [
     ("WINOGRAD", "scale.width", (64, 32), "has no field 'width'"),
     ("WINOGRAD", "scale.d_model", (32, 64), "its first value is ours, 64"),
@@ -48,6 +49,7 @@ def test_a_grid_fails_at_construction_on_a_field_its_scale_lacks_or_a_first_valu
         Grid("X-01", catalogue.FIXTURES[scale.lower()], (Axis(setting, values, "why"),))
 
 
+@pytest.mark.fast
 def test_vary_changes_one_setting_of_every_arm_or_of_every_training():
     s = replace(_scale(), trains={"mean": replace(LADDER_CI.train, warmup=7)})
     m = vary(s, "model.dropout", 0.1)
@@ -59,6 +61,7 @@ def test_vary_changes_one_setting_of_every_arm_or_of_every_training():
     assert vary(s, "read.checkpoint", "best") is s  # reading differently trains nothing new
 
 
+@pytest.mark.fast
 def test_a_grid_is_the_stated_point_then_one_setting_at_a_time():
     s = _scale("base")
     alt = _scale("other-reading")
@@ -77,6 +80,7 @@ def test_a_grid_is_the_stated_point_then_one_setting_at_a_time():
     assert [p.name for p in g.trained()] == ["model.dropout=0.1", "model.dropout=0.2", "train.lr=0.001"]
 
 
+@pytest.mark.fast
 def test_a_shared_base_setting_gives_the_stated_point_runs_of_its_own():
     g = Grid("X-01", _scale("base"), (Axis("read.checkpoint", ("final", "best"), "w"),
                                       Axis("model.dropout", (0.0, 0.1), "w")), base={"train.eval_every": 50})
@@ -87,6 +91,7 @@ def test_a_shared_base_setting_gives_the_stated_point_runs_of_its_own():
     assert [p.name for p in g.trained()] == ["stated", "model.dropout=0.1"]
 
 
+@pytest.mark.fast
 def test_a_second_look_reads_its_points_again_on_fresh_seeds_at_a_stricter_level():
     s = _scale("base")  # seeds (0, 1), arms mean and 4-heads
     axes = (Axis("read.checkpoint", ("final", "best"), "w"), Axis("model.dropout", (0.0, 0.1), "w"))
@@ -114,6 +119,7 @@ def test_a_second_look_reads_its_points_again_on_fresh_seeds_at_a_stricter_level
         diagnosis_test(g, lambda runs, checkpoint="final": (0.0, None))
 
 
+@pytest.mark.fast
 def test_an_unstated_kind_needs_a_second_look_on_fresh_seeds():
     def grid(first, second, second_seeds=(3, 4, 5)):
         return {"fixed": "", "grid": [
@@ -141,6 +147,7 @@ def test_an_unstated_kind_needs_a_second_look_on_fresh_seeds():
     assert erratum_kind("diverges", grid(False, False))["kind"] == "text"
 
 
+@pytest.mark.fast
 def test_a_kind_that_moves_fails_until_its_pin_changes(tmp_path, monkeypatch):
     from suite import diagnosis
     from suite.settings import Settings
@@ -161,12 +168,14 @@ def test_a_kind_that_moves_fails_until_its_pin_changes(tmp_path, monkeypatch):
     assert diagnosis.check_kind(report, pins) == "pending"
 
 
+@pytest.mark.fast
 def test_every_pinned_kind_names_a_grid_and_every_grid_has_a_pin():
     from suite.diagnosis import pinned_kinds
     from suite.diagnosis_grids import GRIDS, LAB_GRIDS, WINOGRAD_GRIDS
     assert set(pinned_kinds()) == {*GRIDS, *WINOGRAD_GRIDS, *LAB_GRIDS, "NORM-03"}
 
 
+@pytest.mark.fast
 def test_one_look_that_holds_is_never_unstated_and_a_measured_grid_ends_at_the_cap():
     assert erratum_kind("diverges", _d(False, True, False)) == {
         "kind": "undecided at the cap", "points": ["p1"],
@@ -177,6 +186,7 @@ def test_one_look_that_holds_is_never_unstated_and_a_measured_grid_ends_at_the_c
                                      "1 of 2 points hold on one look, and need a second on fresh seeds: p1"}
 
 
+@pytest.mark.fast
 def test_every_declared_grid_varies_an_unstated_setting_of_its_claims_scale():
     """The grids of suite/diagnosis_grids.py: a reason for every point, and every trained point recorded
     under its family's explore/ folder with a name that says what changed."""
@@ -220,6 +230,7 @@ def _rule(runs, checkpoint="final", level=0.90):
     return round(float(v.mean()), 2), bool(np.all(v < 10))
 
 
+@pytest.mark.fast
 def test_diagnose_applies_the_claims_rule_at_every_point_and_reports_what_is_missing():
     stated = _Stub("s", [12.0, 13.0])
     g = Grid("X-01", stated, (Axis("read.checkpoint", ("final", "best"), "w"),))
@@ -242,6 +253,7 @@ def test_diagnose_applies_the_claims_rule_at_every_point_and_reports_what_is_mis
     assert [by[p]["level"] for p in ("read.checkpoint=best", "low")] == [pytest.approx(1 - 0.10 / 4)] * 2  # four points tried
 
 
+@pytest.mark.fast
 def test_a_rule_without_a_verdict_decides_nothing_at_its_point():
     g = Grid("X-01", _Stub("s", [1.0, 2.0]), (Axis("read.checkpoint", ("final", "best"), "w"),))
     d = diagnose(g, lambda runs, checkpoint="final", level=0.9: (0.0, None), _records)
@@ -249,6 +261,7 @@ def test_a_rule_without_a_verdict_decides_nothing_at_its_point():
     assert [point_state(e) for e in d["grid"]] == ["undecided", "not measured"]  # best: chosen on what it reports
 
 
+@pytest.mark.fast
 def test_a_best_checkpoint_chosen_on_the_split_it_reports_decides_nothing():
     g = Grid("X-01", _Stub("s", [1.0, 2.0]), (Axis("read.checkpoint", ("final", "best"), "w"),))
     d = diagnose(g, _rule, _records)
@@ -283,6 +296,7 @@ def _d(*holds, fixed=""):
     ("fails", _d(False, True), None),                  # a failure is a failure, never an erratum
     ("not-run", _d(False, True), None),
 ])
+@pytest.mark.fast
 def test_the_kind_of_an_erratum(status, diagnosis, kind):
     got = erratum_kind(status, diagnosis)
     assert (got or {}).get("kind") == kind
@@ -300,6 +314,7 @@ def test_the_kind_of_an_erratum(status, diagnosis, kind):
     ("diverges", _d(False, "undecided", False), "every point is measured on its declared looks; the readings that "
                                                 "remain: p1 (undecided)"),
 ])
+@pytest.mark.fast
 def test_each_kind_says_why_in_its_reason(status, diagnosis, reason):
     assert set(erratum_kind(status, diagnosis)) - {"points"} == {"kind", "reason"}
     assert erratum_kind(status, diagnosis)["reason"] == reason
@@ -307,6 +322,7 @@ def test_each_kind_says_why_in_its_reason(status, diagnosis, reason):
 
 # ---- one line each in the errata row -----------------------------------------------------------
 
+@pytest.mark.fast
 def test_the_errata_row_shows_the_last_judged_record_at_the_headline_scale():
     recs = [{"scale": "ci", "measured": 1, "expected": 2, "tolerance": "> 0", "label": "ci"},
             {"scale": "full", "measured": [1, 2, 3], "expected": 5, "tolerance": "reported", "label": "per seed"},
@@ -321,6 +337,7 @@ def test_the_errata_row_shows_the_last_judged_record_at_the_headline_scale():
     assert headline_value(dict(c, records=[])) == ("doc", None, "")
 
 
+@pytest.mark.fast
 def test_the_errata_row_reads_only_the_headline_scale_and_skips_unjudged_records():
     full = {"scale": "full", "measured": 0.4, "expected": 0.5, "tolerance": "inside", "label": "rate"}
     later = [{"scale": "ci", "measured": 7, "expected": 8, "tolerance": "> 0", "label": "ci"},
@@ -385,6 +402,7 @@ def test_wrong_claim(claim_diagnosis):
 '''
 
 
+@pytest.mark.fast
 def test_a_diagnosis_reaches_the_errata_and_never_changes_the_verdict(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     pytester.makefile(".toml", claims=REGISTRY)
@@ -411,6 +429,7 @@ def test_a_diagnosis_reaches_the_errata_and_never_changes_the_verdict(pytester, 
     assert "<td>undecided<br><small>an interval crosses" in html
 
 
+@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
 def test_every_grid_is_declared_under_a_seed_offset_too():
     """CLAIMS_SEED_OFFSET shifts every declared seed, a grid's second look included."""
     import os

@@ -293,7 +293,7 @@ def test_fresh_gpu_runs_agree_with_the_cpu_evidence(family, device, request):
 
 # ---- what is pending, and recording it inside a budget (tools/device_evidence.sh) ------------
 
-@pytest.mark.fast
+@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
 def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_path, monkeypatch):
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     todo = recording.pending()

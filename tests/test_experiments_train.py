@@ -35,7 +35,6 @@ from model.attention_maps import attention_summary
 from model.gpt import GPT
 from model.stack import Stack
 
-pytestmark = pytest.mark.fast
 
 SEED = 3
 # the tiny GPT (7 symbols, windows of 4), its tokens and the hand-made windows scored with torch's
@@ -87,6 +86,7 @@ def run():
     return SimpleNamespace(rec=rec, logs=logs, progress=progress, losses=np.array(losses), snaps=snaps, cfg=cfg)
 
 
+@pytest.mark.fast
 def test_the_curve_scores_both_splits_at_every_eval_every_and_the_last_step(run):
     """At steps 7, 14, 21 and 22 (and only there): val perplexity on every held-out window and
     train perplexity on as many training windows, of the model as it stood at that step; the
@@ -106,6 +106,7 @@ def test_the_curve_scores_both_splits_at_every_eval_every_and_the_last_step(run)
     assert run.rec["val_ppl"] == c["val_ppl"][-1] and run.rec["train_ppl"] == c["train_ppl"][-1]
 
 
+@pytest.mark.fast
 def test_the_trace_averages_each_interval_and_reads_the_attention_as_it_was(run):
     """Trace points at 0 (loss None, attention at initialisation), 5, 10, 15, 20: the mean loss
     of the 5 steps before, in float64, and layer 1's statistics of the model at that step on
@@ -122,6 +123,7 @@ def test_the_trace_averages_each_interval_and_reads_the_attention_as_it_was(run)
     assert t["attention"][0] != t["attention"][-1]
 
 
+@pytest.mark.fast
 def test_the_record_keeps_the_first_losses_scores_other_lengths_and_logs_every_log_every(run):
     """first_losses: the first FIRST_LOSSES (20) per-step losses, not the 22; the held-out
     split in windows of 8, 4 (the curve's final value) and 2, of the final model; log lines at
@@ -157,6 +159,7 @@ class _Moved(torch.Tensor):
         return self.as_subclass(torch.Tensor).to(*args, **kwargs)
 
 
+@pytest.mark.fast
 def test_a_stacked_run_hands_the_device_to_every_piece_and_reads_each_models_attention(monkeypatch):
     """On one CPU, "cpu:0" and a dropped device (None: the default) compute the same numbers,
     so the pieces are watched: the models, the batches and every evaluation window are put on
@@ -213,6 +216,7 @@ def test_a_stacked_run_hands_the_device_to_every_piece_and_reads_each_models_att
     assert seen["stack"] == [here] and [(torch.device(d), n) for d, n in seen["batches"]] == [(here, 1)]
 
 
+@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
 def test_a_run_evaluated_more_often_is_the_same_run_bit_for_bit():
     """What lets a grid point that adds a validation curve stand for its family's own run
     (suite/evidence/families.py same_run): evaluation draws no random numbers and leaves the weights
@@ -239,6 +243,7 @@ def test_a_run_evaluated_more_often_is_the_same_run_bit_for_bit():
             b["first_losses"], b["trace"], b["val_ppl"], b["train_ppl"])
 
 
+@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
 def test_train_reads_the_losses_back_only_where_it_keeps_a_value(monkeypatch):
     """No host sync per step (issue 44): the losses are summed on the device, and read back at the
     first FIRST_LOSSES steps, a trace, a log line and a checkpoint only. Counted as the host reads
@@ -263,6 +268,7 @@ def test_train_reads_the_losses_back_only_where_it_keeps_a_value(monkeypatch):
     assert reads == ["tolist"] * (FIRST_LOSSES + 1 + 1 + 2 * 3)
 
 
+@pytest.mark.fast
 def test_train_and_replay_read_any_integer_token_array():
     """int32 ids (torch's cross-entropy refuses them as targets) train as the int64 ones do;
     and a trace without attention statistics carries no attention entry."""
@@ -275,6 +281,7 @@ def test_train_and_replay_read_any_integer_token_array():
     assert set(rec["trace"]) == {"step", "loss"} and rec["trace"]["step"] == [0, 1, 2]
 
 
+@pytest.mark.fast
 def test_fit_flushes_denormal_floats_while_it_trains_and_only_then():
     """Inside fit a denormal float reads as zero (a saturated softmax is full of them, and x86
     computes them slowly); before and after, the thread computes with them as usual."""
@@ -289,6 +296,7 @@ def test_fit_flushes_denormal_floats_while_it_trains_and_only_then():
     assert (tiny * 1).item() == pytest.approx(1e-39)
 
 
+@pytest.mark.fast
 def test_the_denormal_setting_is_restored_as_it_was_nested_or_already_on():
     if not torch.set_flush_denormal(False):
         pytest.skip("this CPU cannot flush denormals")
@@ -306,6 +314,7 @@ def test_the_denormal_setting_is_restored_as_it_was_nested_or_already_on():
         torch.set_flush_denormal(False)
 
 
+@pytest.mark.fast
 def test_start_builds_the_models_their_adamw_and_the_warmup_from_the_config():
     """The stack of the seeds on the device asked for ("meta": not the default), AdamW with the
     config's rate, betas and weight decay over every weight, and the schedule fit sets before
@@ -325,6 +334,7 @@ def test_start_builds_the_models_their_adamw_and_the_warmup_from_the_config():
 
 # ---- winograd.leaky_task, polish_lab.with_positions, polish.excerpts --------------------------------
 
+@pytest.mark.fast
 def test_the_leaky_task_holds_out_whole_animal_place_pairs_drawn_by_its_seed():
     """The 64 (animal, place) pairs with all 8 adjectives each, split into 49 to train on and
     15 held out, the held-out ones in sorted order; the draw is random.Random(seed)'s, seed 0
@@ -342,6 +352,7 @@ def test_the_leaky_task_holds_out_whole_animal_place_pairs_drawn_by_its_seed():
     assert [(e.x, e.y) for e in other.held_out[::8]] == sorted(random.Random(1).sample(pairs, 4))
 
 
+@pytest.mark.fast
 def test_with_positions_switches_the_learned_table_off_and_back_on():
     """positions is the flag asked for (not merely a falsy one), and the model follows it."""
     off = with_positions(LabConfig(), False)
@@ -350,6 +361,7 @@ def test_with_positions_switches_the_learned_table_off_and_back_on():
     assert (off.model().positions, on.model().positions) == ("none", "learned")
 
 
+@pytest.mark.fast
 def test_excerpts_fit_exactly_when_the_poem_is_n_excerpts_long():
     """A poem of exactly 2 x 6,775 characters holds two excerpts, the second ending at its last
     character; one character less and it does not."""

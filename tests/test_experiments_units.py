@@ -85,7 +85,6 @@ from model.gpt import GPT, GPTConfig
 from model.stack import Stack
 from suite.settings import no_corpus
 
-pytestmark = pytest.mark.fast
 
 f64 = torch.float64
 # a tiny GPT: 7 symbols, windows of 4, and a position table long enough to score windows of 8
@@ -120,6 +119,7 @@ def _ppl(model, tokens, L, n=0):
 
 # ---- train.py: windows and perplexities ------------------------------------------------------------
 
+@pytest.mark.fast
 @pytest.mark.parametrize("N, block, n, count", [(23, 5, 0, 4), (23, 5, 2, 2), (23, 5, 10, 4), (21, 5, 0, 4),
                                                 (20, 5, 0, 3), (6, 5, 0, 1)])
 def test_windows_are_the_first_n_non_overlapping_slices_and_their_next_tokens(N, block, n, count):
@@ -132,6 +132,7 @@ def test_windows_are_the_first_n_non_overlapping_slices_and_their_next_tokens(N,
     assert torch.equal(x, hx) and torch.equal(y, hy)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("seeds", [(0,), (0, 1)], ids=["single", "stacked"])
 def test_perplexities_are_exp_mean_cross_entropy_over_every_window(seeds):
     """Each model's held-out perplexity is exp of the mean cross-entropy over all n*T targets,
@@ -153,6 +154,7 @@ def test_perplexities_are_exp_mean_cross_entropy_over_every_window(seeds):
 
 # ---- train.py: the training loop -------------------------------------------------------------------
 
+@pytest.mark.fast
 def test_fit_takes_one_plain_gradient_step_per_batch_for_every_model():
     """fit against a hand-written loop: with SGD (no normaliser to hide a scale) each of the two
     stacked models follows its own single-model run step for step, at the rate lr(step) set
@@ -194,6 +196,7 @@ def test_fit_takes_one_plain_gradient_step_per_batch_for_every_model():
             assert torch.allclose(mine[k], p, rtol=0, atol=1e-12), (m, k)
 
 
+@pytest.mark.fast
 def test_the_warmup_is_linear_from_lr_over_warmup_then_constant():
     """lr_at(step) for 0-based steps: lr (s+1)/warmup during the warmup, then lr; no warmup: lr."""
     cfg = TrainConfig(steps=10, batch_size=1, lr=0.008, warmup=4)
@@ -203,6 +206,7 @@ def test_the_warmup_is_linear_from_lr_over_warmup_then_constant():
     assert [lr_at(s, plain) for s in (0, 3, 50)] == [0.008] * 3
 
 
+@pytest.mark.fast
 def test_train_configs_default_to_torchs_adamw_and_count_their_predictions():
     """The defaults the docstring promises (torch's AdamW, no warmup, quiet, one evaluation at the
     end), and predictions = steps x batch x window; the Shakespeare budget: 3000 x 64 at 1e-3."""
@@ -216,6 +220,7 @@ def test_train_configs_default_to_torchs_adamw_and_count_their_predictions():
     assert SHAKESPEARE_FULL.eval_every == 500 and SHAKESPEARE_FULL.warmup == 0
 
 
+@pytest.mark.fast
 def test_token_batches_are_random_windows_drawn_per_seed():
     """Each batch is B contiguous (T+1)-token windows of the text, targets shifted by one; a
     seed's batches are the same alone or stacked beside another seed, and differ between seeds."""
@@ -236,6 +241,7 @@ def test_token_batches_are_random_windows_drawn_per_seed():
     assert len({tuple(s[1].tolist()) for s in starts}) > 1  # a new draw at every step
 
 
+@pytest.mark.fast
 def test_token_batches_drawn_up_front_are_the_batches_drawn_step_by_step():
     """Given the steps, the starts are drawn at once (one call per generator) and moved to the
     device once: the same windows at every step, for each seed, alone or stacked."""
@@ -249,6 +255,7 @@ def test_token_batches_drawn_up_front_are_the_batches_drawn_step_by_step():
         up_front(41)
 
 
+@pytest.mark.fast
 @pytest.mark.skipif(torch.cuda.is_available(), reason="with CUDA present, the move would succeed")
 def test_token_batches_move_the_tokens_to_the_device_once_not_each_batch():
     with pytest.raises((RuntimeError, AssertionError), match="CUDA|cuda|Torch not compiled"):
@@ -260,6 +267,7 @@ def _ce(model, x, y):
         return F.cross_entropy(model(x).flatten(0, 1), y.flatten()).item()
 
 
+@pytest.mark.fast
 def test_train_records_curves_perplexities_and_losses_of_the_runs_it_trained():
     """train at lr 0 leaves every model at its initialisation, so each number it records can be
     computed independently: val and train perplexity (as many train windows as held-out ones),
@@ -296,6 +304,7 @@ def test_train_records_curves_perplexities_and_losses_of_the_runs_it_trained():
         assert rec["train"]["steps"] == 6 and rec["model"]["vocab_size"] == 7
 
 
+@pytest.mark.fast
 def test_train_scores_the_first_eval_windows_and_every_window_at_other_lengths():
     """eval_windows limits the held-out windows (and the train windows to as many); the scores at
     eval_lengths always read the whole held-out split, the training length included."""
@@ -309,6 +318,7 @@ def test_train_scores_the_first_eval_windows_and_every_window_at_other_lengths()
     assert rec["curve"]["step"] == [2] and len(rec["first_losses"]) == 2 and rec["trace"] is None
 
 
+@pytest.mark.fast
 def test_training_on_a_repeated_sequence_lowers_the_loss_and_the_held_out_perplexity():
     """0 1 2 .. 6 0 1 2 ..: the next token follows from the last one. A few AdamW steps must
     bring the training loss and the perplexity on the same pattern well below chance (7)."""
@@ -328,6 +338,7 @@ def _first_batch(tokens):
     return x[0], y[0]
 
 
+@pytest.mark.fast
 def test_replay_retrains_the_runs_first_losses_with_the_configs_optimizer_and_warmup():
     """replay against a loop written from the config alone: AdamW with the config's betas and
     weight decay, the rate lr * min(1, step / warmup) at step 1, 2, ...; and train's own
@@ -349,6 +360,7 @@ def test_replay_retrains_the_runs_first_losses_with_the_configs_optimizer_and_wa
 
 # ---- ngram.py ---------------------------------------------------------------------------------------
 
+@pytest.mark.fast
 def test_a_bigram_perplexity_is_the_hand_computation_from_its_counts():
     """Fitted on 0 1 0 1 2 (bigrams 01 x2, 10, 12; contexts 0 x2, 1 x2), k = 0.5, V = 3:
     p(1|0) = 2.5/3.5, p(2|1) = 1.5/3.5, p(2|2) = 0.5/1.5 (an unseen context, and a key beyond
@@ -360,6 +372,7 @@ def test_a_bigram_perplexity_is_the_hand_computation_from_its_counts():
     assert m.logprob([2, 0])[0] == pytest.approx(math.log(1 / 3))  # below every fitted key
 
 
+@pytest.mark.fast
 def test_a_unigram_counts_every_token_with_add_one_by_default():
     """n = 1: p(w) = (c(w) + 1) / (N + V). Fitted on 0 0 1, V = 3: 3/6, 2/6, 1/6."""
     m = NGram(1, 3).fit([0, 0, 1])
@@ -367,6 +380,7 @@ def test_a_unigram_counts_every_token_with_add_one_by_default():
     assert m.perplexity([2, 0]) == pytest.approx(math.sqrt(12), rel=1e-14)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("n, k", [(1, 1.0), (2, 0.1), (3, 0.01)])
 def test_ngram_log_probabilities_are_add_k_counts_and_sum_to_one_for_a_context(n, k):
     """On random text over 5 symbols, every log p equals (c(ctx, w) + k) / (c(ctx) + kV) from a
@@ -384,6 +398,7 @@ def test_ngram_log_probabilities_are_add_k_counts_and_sum_to_one_for_a_context(n
         assert p.sum() == pytest.approx(1.0, abs=1e-12)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("kw, message", [(dict(n=0, vocab_size=3), "n >= 1 and k > 0, got n=0, k=1.0"),
                                          (dict(n=2, vocab_size=3, k=0), "got n=2, k=0"),
                                          (dict(n=2, vocab_size=2**31), r"2147483648\^2 contexts do not fit")])
@@ -395,6 +410,7 @@ def test_an_ngram_refuses_what_it_cannot_count(kw, message):
 
 # ---- polish_lab.py: the protocol --------------------------------------------------------------
 
+@pytest.mark.fast
 def test_the_step_is_chosen_on_validation_and_test_is_read_once_there():
     """Whatever the order of the checkpoints, the lowest validation wins, and test is looked at
     once, at that step (reading it elsewhere would be choosing on test)."""
@@ -404,6 +420,7 @@ def test_the_step_is_chosen_on_validation_and_test_is_read_once_there():
     assert (step, test, calls) == (1600, 1610.0, [1600])
 
 
+@pytest.mark.fast
 def test_the_labs_checkpoints_run_from_100_to_the_last_step():
     """The slider: 100, 200, ..., 6400, with the 300 the chapter names (PL L9), and the lab trains
     up to the last with batches of 8 at 3e-3; with_positions switches the learned table alone."""
@@ -416,6 +433,7 @@ def test_the_labs_checkpoints_run_from_100_to_the_last_step():
     assert list(K_GRID) == sorted(K_GRID) and len(set(K_GRID)) == len(K_GRID)
 
 
+@pytest.mark.fast
 def test_eval_windows_score_each_character_from_the_third_with_up_to_16_before_it():
     """For ids 0..n-1 every character from FIRST_TARGET on is scored once, from the position
     just before it, in a window that starts at max(0, i - 16): the full context when there is
@@ -430,6 +448,7 @@ def test_eval_windows_score_each_character_from_the_third_with_up_to_16_before_i
         assert w[0] == ids[max(0, i - T)] and w[pos[t]] == ids[i - 1]  # context, then the last seen
 
 
+@pytest.mark.fast
 def test_the_labs_batches_are_contiguous_windows_reproducible_per_seed():
     """(steps, batch) starts from one seed's generator: every window of 17 fits the text, the
     last one included, and the same seed draws the same batches."""
@@ -464,6 +483,7 @@ def _ngram_ppl(train_ids, ids, n, k, V=34):
     return math.exp(-np.mean(lp))
 
 
+@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_ngram_scores_choose_k_on_validation_and_score_the_same_characters(n):
     """k is the grid's best on validation (here not the best on train or test); the three
@@ -506,6 +526,7 @@ class _ShortExcerpt(Excerpt):
         return self.text[360:400]
 
 
+@pytest.mark.fast
 def test_train_runs_score_each_model_on_its_own_excerpt_at_the_checkpoints():
     """Two runs (two excerpts, two seeds) at lr 0, so every model stays at its initialisation:
     train/val/test perplexities at the checkpoint (step 2 of 3: once) follow the protocol computed
@@ -528,6 +549,7 @@ def test_train_runs_score_each_model_on_its_own_excerpt_at_the_checkpoints():
 
 # ---- polish.py --------------------------------------------------------------------------------------
 
+@pytest.mark.fast
 def test_the_alphabet_is_32_polish_letters_space_and_full_stop_encoded_in_order():
     assert len(POLISH_LETTERS) == len(set(POLISH_LETTERS)) == 32 and POLISH_LETTERS.islower()
     assert ALPHABET == POLISH_LETTERS + " ." and len(set(ALPHABET)) == 34
@@ -536,6 +558,7 @@ def test_the_alphabet_is_32_polish_letters_space_and_full_stop_encoded_in_order(
     assert encode("ab").dtype == np.int64
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("text, expected", [
     ("Vox QUIZ", "woks kuiz"),                         # foreign letters spelled the Polish way
     ("Café à la Æsop", "cafe a la esop"),
@@ -552,6 +575,7 @@ def _book(body):
     return f"Adam Mickiewicz\nPan Tadeusz\n\nKsięga pierwsza\n{body}{FOOTER}Licencja CC BY-SA\n"
 
 
+@pytest.mark.fast
 def test_excerpts_are_disjoint_evenly_spaced_stretches_split_5775_500_500():
     """n excerpts at offsets i * (len // n) of the normalised poem (title page and footer cut),
     each 5,775 + 500 + 500 characters; excerpt 0 opens the poem."""
@@ -575,6 +599,7 @@ def test_excerpts_are_disjoint_evenly_spaced_stretches_split_5775_500_500():
         poem("Księga pierwsza\nno footer")
 
 
+@pytest.mark.fast
 def test_the_real_poem_gives_five_excerpts_of_the_labs_sizes_in_its_alphabet():
     """Needs pan-tadeusz.txt (skips without it): the default five excerpts, evenly spaced, only
     the 34 symbols."""
@@ -591,6 +616,7 @@ def test_the_real_poem_gives_five_excerpts_of_the_labs_sizes_in_its_alphabet():
 
 # ---- data.py ----------------------------------------------------------------------------------------
 
+@pytest.mark.fast
 @pytest.mark.parametrize("N, n_train", [(10, 9), (101, 90), (7, 6), (1, 0)])
 def test_the_split_is_the_first_int_ninety_percent_then_the_rest(N, n_train):
     tokens = list(range(N))
@@ -611,6 +637,7 @@ def _toy(monkeypatch, tmp_path, content=b"the pinned text\n"):
     return c
 
 
+@pytest.mark.fast
 def test_a_corpus_is_found_in_the_data_dir_then_the_cache_and_only_if_its_sha256_matches(monkeypatch, tmp_path):
     _toy(monkeypatch, tmp_path)
     cached = tmp_path / "cache" / "data" / "toy.txt"
@@ -633,6 +660,7 @@ def test_a_corpus_is_found_in_the_data_dir_then_the_cache_and_only_if_its_sha256
         data.corpus_path("nope")
 
 
+@pytest.mark.fast
 def test_a_download_that_fails_or_differs_from_the_pin_is_not_kept(monkeypatch, tmp_path):
     _toy(monkeypatch, tmp_path)
 
@@ -668,6 +696,7 @@ def test_a_download_that_fails_or_differs_from_the_pin_is_not_kept(monkeypatch, 
     assert data.corpus_path("toy", timeout=7) == dest and dest.read_bytes() == b"the pinned text\n"
 
 
+@pytest.mark.fast
 def test_sha256_reads_the_whole_file_and_writes_are_atomic(places, tmp_path, monkeypatch):
     blob = bytes(range(256)) * 9000  # 2.2 MiB: more than one read
     p = tmp_path / "big.bin"
@@ -683,6 +712,7 @@ def test_sha256_reads_the_whole_file_and_writes_are_atomic(places, tmp_path, mon
 
 # ---- runs.py: the run cache's keys and memo -----------------------------------------------------------
 
+@pytest.mark.fast
 def test_a_run_key_names_what_determines_the_result_and_nothing_else():
     spec = runs.RunSpec(TINY, TrainConfig(steps=2, batch_size=2, lr=1e-3), seeds=(0, 1))
     same = runs.RunSpec(TINY, TrainConfig(steps=2, batch_size=2, lr=1e-3), seeds=(0, 1), label="a name")
@@ -697,6 +727,7 @@ def test_a_run_key_names_what_determines_the_result_and_nothing_else():
     assert len(runs.code_version()) == 12 and runs.code_version() == runs.code_version()
 
 
+@pytest.mark.fast
 def test_memo_computes_once_and_reads_the_record_after(places, tmp_path, monkeypatch):
     places(cache_dir=tmp_path)
     calls = []
@@ -727,6 +758,7 @@ class _Stub(torch.nn.Module):
         return self.logits
 
 
+@pytest.mark.fast
 def test_winograd_score_reads_the_word_after_so_the_and_compares_the_pair():
     """Five held-out sentences with known answers at position 14: right (argmax = referent),
     the other noun, a third word with the referent above the other noun, a third word with it
@@ -756,6 +788,7 @@ def test_winograd_score_reads_the_word_after_so_the_and_compares_the_pair():
     assert torch.equal(shown, task.encode(exs)[:, :QUERY_AT + 1])
 
 
+@pytest.mark.fast
 def test_winograd_referents_tasks_and_model_configs():
     """A crosser adjective names x, a crossed one y; the fixed task holds out one order of 43
     pairs (344 sentences) and trains on the other 197 orders (1,576); the leaky one holds out 15
@@ -776,6 +809,7 @@ def test_winograd_referents_tasks_and_model_configs():
     assert format_row(["a", "b"], torch.tensor([0.5, 0.254])) == "a:0.50 b:0.25"
 
 
+@pytest.mark.fast
 def test_winograd_training_scores_every_eval_every_steps_and_at_the_end():
     """Curves at steps 2, 4 and the last (5); the last entry is score() of the trained model."""
     task = fixed_task()
@@ -787,6 +821,7 @@ def test_winograd_training_scores_every_eval_every_steps_and_at_the_end():
 
 # ---- numpy_gpt.py: the hand-written layers against torch's ---------------------------------------------
 
+@pytest.mark.fast
 def test_numpy_layers_compute_what_torchs_do():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(2, 5, 6))
@@ -805,6 +840,7 @@ def test_numpy_layers_compute_what_torchs_do():
     assert np.allclose(y, ref.numpy(), atol=1e-12)
 
 
+@pytest.mark.fast
 def test_numpy_adam_steps_like_torchs_adam():
     torch.manual_seed(0)
     model = GPT(LabConfig().model()).double()
@@ -826,6 +862,7 @@ def test_numpy_adam_steps_like_torchs_adam():
 
 # ---- grad_norms.py: NORM-03's measurement --------------------------------------------------------
 
+@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
 def test_grad_norms_reads_every_reduction_from_one_gradient_per_block_norm_and_seed(monkeypatch):
     """12 blocks' norms per (norm, seed); the whole block's square is at least its attention's
     plus its MLP's (the LayerNorms add the rest); the seed fixes the init and the batch."""

@@ -10,11 +10,11 @@ import pytest
 
 from claimcheck.session import collected_claims, registry_of
 
-pytestmark = pytest.mark.fast
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.fast
 def test_every_claim_marker_names_a_registered_claim(request):
     registry = registry_of(request.config)
     unknown = {cid: n for n, ids in collected_claims(request.config).items() for cid in ids
@@ -22,6 +22,7 @@ def test_every_claim_marker_names_a_registered_claim(request):
     assert not unknown, f"claim markers name IDs the registry lacks: {unknown}"
 
 
+@pytest.mark.fast
 def test_the_registry_holds_all_139_catalogue_claims(request):
     registry = registry_of(request.config)
     assert len(registry) == 139
@@ -31,6 +32,7 @@ def test_the_registry_holds_all_139_catalogue_claims(request):
     assert sum(c.descriptive for c in registry.values()) == 15
 
 
+@pytest.mark.fast
 def test_the_registry_quotes_are_verbatim_from_the_chapters(request):
     sums = {name: digest for digest, name in (line.split() for line in (
         ROOT / "fixtures" / "chapters" / "SHA256SUMS").read_text(encoding="utf-8").splitlines())}
@@ -51,6 +53,7 @@ def _suite():
     return tuple(read(ROOT, ["claims", "tests"]))
 
 
+@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
 def test_the_registry_tiers_agree_with_the_test_markers(request):
     """tier: the cheapest tier of a test naming the claim; full_tier: the tier of its tests at
     the document's full configuration, where that differs. One source: the markers."""
@@ -77,6 +80,7 @@ def test_the_registry_tiers_agree_with_the_test_markers(request):
     assert not wrong, "; ".join(wrong)
 
 
+@pytest.mark.fast
 def test_every_test_has_one_tier_and_every_divergence_is_strict_and_for_assertions_only(request):
     """The plugin refuses these at collection; this reads the source, so a file that no run
     collects is checked too."""
@@ -93,6 +97,7 @@ def test_every_test_has_one_tier_and_every_divergence_is_strict_and_for_assertio
     assert any(t.xfails for t in tests)  # the scan sees the divergences it is meant to check
 
 
+@pytest.mark.fast
 def test_every_claim_test_names_one_claim():
     """Each claim's verdict rests on its own assertion: a test that names two claims would fail
     both when one part fails. A property two chapters state runs once under each claim."""
