@@ -3,14 +3,13 @@ index.html, and every claim's quote marked in its verdict's colour on chapters/<
 plugin's own browser tests (an example's errata and suggestions): plugin/tests/test_html_browser.py."""
 import json
 import re
-import shutil
 import struct
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
+from claimcheck import browser
 from claimcheck import report as render
 from claimcheck.chapters import COLOURS, spans
 from claimcheck.verdict import AT_CAP, STATUSES
@@ -20,22 +19,6 @@ from claimcheck.suite import read
 pytestmark = pytest.mark.slow  # a browser: seconds (the fast tier stays in seconds, issue 54)
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _chromium():
-    return shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None)
-
-
-def _run_chromium(chromium, profile: Path, url: str, *extra: str, size="1280,2000") -> str:
-    """The page's DOM after its scripts ran (``--dump-dom``), with ``extra`` flags."""
-    run = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", "--hide-scrollbars", f"--window-size={size}", *extra,
-         "--dump-dom", url],
-        capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, f"chromium exited {run.returncode}: {run.stderr.strip()[-300:]}"
-    return run.stdout
 
 
 def _fast_run_of_the_suite(registry) -> dict:
@@ -57,7 +40,7 @@ def _fast_run_of_the_suite(registry) -> dict:
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
     """(chromium, registry, doc, folder): the report of a fast run, written once with its chapters."""
-    chromium = _chromium()
+    chromium = browser.chromium()
     if chromium is None:
         pytest.skip("no Chromium found: apt-get install chromium (Debian) to run the browser test")
     registry = load_registry(ROOT / "fixtures" / "claims.toml")
@@ -73,7 +56,7 @@ def test_chromium_shows_every_claim_row_and_the_summary_counts(written, tmp_path
     shot.parent.mkdir(exist_ok=True)
     shot.unlink(missing_ok=True)
     # One headless run dumps the DOM after the page's script ran and takes the screenshot.
-    dom = _run_chromium(chromium, tmp_path / "profile", (out / "index.html").as_uri(), f"--screenshot={shot}")
+    dom = browser.dom(chromium, tmp_path / "profile", (out / "index.html").as_uri(), f"--screenshot={shot}")
     shown = re.search(r'<output id="row-count" data-by-status="([^"]*)">(\d+)</output>', dom)
     assert shown, "the page's script did not count the rows (is JavaScript running?)"
     assert int(shown[2]) == len(registry) == 139
@@ -145,7 +128,7 @@ def test_chromium_shows_every_claims_quote_marked_in_its_verdicts_colour(written
         # the IT page's first screen is docs/images/annotated-chapter.png under --screenshots (the
         # probe's script only sets attributes: the page looks the same)
         extra = [f"--screenshot={shot}"] if sid == "IT" else []
-        p.feed(_run_chromium(chromium, tmp_path / "profile", probe.as_uri(), *extra, size="1280,900"))
+        p.feed(browser.dom(chromium, tmp_path / "profile", probe.as_uri(), *extra, size="1280,900"))
         assert p.body.get("data-computed") == str(len(p.marks)), "the probe's script did not run"
         # a quote missing from the chapter is test_registry's to report; here, every claim whose
         # quote opens in the chapter (the anchor sits on its first part) is marked in its colour

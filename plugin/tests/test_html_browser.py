@@ -13,32 +13,18 @@ from pathlib import Path
 
 import pytest
 
+from claimcheck import browser
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository: examples/, docs/images/
-
-
-def _chromium():
-    return shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None)
-
-
-def _run_chromium(chromium, profile: Path, url: str, *extra: str, size="1280,2000") -> str:
-    """The page's DOM after its scripts ran (``--dump-dom``), with ``extra`` flags."""
-    run = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", "--hide-scrollbars", f"--window-size={size}", *extra,
-         "--dump-dom", url],
-        capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, f"chromium exited {run.returncode}: {run.stderr.strip()[-300:]}"
-    return run.stdout
 
 
 @pytest.fixture(scope="module")
 def sorting_report(tmp_path_factory):
     """(chromium, folder): examples/sorting run from a copy; its erratum SORT-05 has a proposed
     correction, and the annotated page shows it under the sentence."""
-    chromium = _chromium()
+    chromium = browser.chromium()
     if chromium is None:
         pytest.skip("no Chromium found: apt-get install chromium (Debian) to run the browser test")
     project = tmp_path_factory.mktemp("sorting")
@@ -75,7 +61,7 @@ class _Texts(HTMLParser):
 def test_chromium_shows_the_errata_with_their_proposed_corrections(sorting_report, tmp_path, pytestconfig):
     chromium, out = sorting_report
     shot = (ROOT / "docs" / "images" if pytestconfig.getoption("screenshots") else tmp_path) / "errata-corrections.png"
-    dom = _run_chromium(chromium, tmp_path / "profile", (out / "index.html").as_uri() + "#errata",
+    dom = browser.dom(chromium, tmp_path / "profile", (out / "index.html").as_uri() + "#errata",
                         f"--screenshot={shot}", size="1280,800")
     cells = _Texts("proposed")
     cells.feed(dom)
@@ -87,7 +73,7 @@ def test_chromium_shows_the_errata_with_their_proposed_corrections(sorting_repor
 def test_chromium_shows_the_suggestion_under_its_sentence_on_the_annotated_page(sorting_report, tmp_path, pytestconfig):
     chromium, out = sorting_report
     shot = (ROOT / "docs" / "images" if pytestconfig.getoption("screenshots") else tmp_path) / "annotated-suggestion.png"
-    dom = _run_chromium(chromium, tmp_path / "profile", (out / "chapters" / "SORT.html").as_uri(),
+    dom = browser.dom(chromium, tmp_path / "profile", (out / "chapters" / "SORT.html").as_uri(),
                         f"--screenshot={shot}", size="1000,900")
     notes = _Texts("suggestion")
     notes.feed(dom)
