@@ -43,6 +43,9 @@ class Source:
         except OSError as e:
             raise RegistryError(f"source {self.id}: cannot read {self.path} ({e.strerror or e}); fix its "
                                 "file in the registry's [[source]] table") from None
+        except UnicodeDecodeError as e:
+            raise RegistryError(f"source {self.id}: {self.path} is not UTF-8 (byte 0x{e.object[e.start]:02x} at "
+                                f"offset {e.start}); save it as UTF-8") from None
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,9 @@ def load_registry(path, tiers=("fast", "slow", "gpu")) -> Registry:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise RegistryError(f"{path.name} is not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise RegistryError(f"{path} is not UTF-8 (byte 0x{e.object[e.start]:02x} at offset {e.start}); "
+                            "save it as UTF-8") from None
     sources: dict[str, Source] = {}
     for n, entry in enumerate(data.get("source", []), 1):
         s = _source(entry, n, path)

@@ -51,6 +51,22 @@ def test_a_malformed_registry_names_the_entry_in_one_line(tmp_path, text, messag
     assert message in str(e.value) and "\n" not in str(e.value)
 
 
+def test_a_file_that_is_not_utf8_is_one_line_naming_it(tmp_path):
+    """A chapter saved as Latin-1 (issue 56, point 6): the file, the byte and the fix, not a codec
+    traceback that names no file."""
+    (tmp_path / "it.txt").write_bytes("perché".encode("latin-1"))
+    (tmp_path / "pl.txt").write_text("", encoding="utf-8")
+    path = tmp_path / "claims.toml"
+    path.write_text(HEAD + GOOD, encoding="utf-8")
+    with pytest.raises(RegistryError) as e:
+        load_registry(path).texts()
+    assert str(e.value) == f"source IT: {tmp_path / 'it.txt'} is not UTF-8 (byte 0xe9 at offset 5); save it as UTF-8"
+    path.write_bytes((HEAD + GOOD).replace('title = "t"', 'title = "perché"').encode("latin-1"))
+    with pytest.raises(RegistryError) as e:
+        load_registry(path)
+    assert str(e.value).startswith(f"{path} is not UTF-8 (byte 0xe9 at offset ") and "\n" not in str(e.value)
+
+
 def test_a_missing_registry_says_where_it_looked(tmp_path):
     with pytest.raises(RegistryError) as e:
         load_registry(tmp_path / "nope.toml")
