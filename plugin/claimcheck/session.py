@@ -4,7 +4,6 @@ Registered as a plugin object by plugin.py's pytest_configure, where the plugin 
 import datetime as _dt
 import json
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -58,16 +57,6 @@ def _reason(report) -> str:
     text = str(lr).strip().splitlines()
     return (text[-1] if text else "failed")[:REASON_CHARS]
 
-
-def _git_commit(root: Path) -> str:
-    try:
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                             text=True, timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=5).stdout.strip()
-        return (sha + ("-dirty" if dirty else "")) if sha else "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 class ClaimReporter:
@@ -280,7 +269,7 @@ class ClaimReporter:
     def _write(self):
         run = {
             "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "commit": _git_commit(Path(self.config.rootpath)),
+            "commit": storage.git_commit(Path(self.config.rootpath)),
             "tiers": [],
             "python": sys.version.split()[0],
             "args": " ".join(self.config.invocation_params.args),

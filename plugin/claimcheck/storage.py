@@ -6,12 +6,27 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
 
 RUN_NAME = re.compile(r"\d{8}T\d{6}Z-\d+-[0-9a-f]{4}")
+
+
+def git_commit(root: Path, paths=(), untracked: bool = False) -> str:
+    """HEAD's short hash at ``root``, with "-dirty" where a tracked file (of ``paths``, if given;
+    with ``untracked``, a new file too) has uncommitted changes; "unknown" outside a git checkout.
+    The report's commit, and the suite's evidence records' (suite/evidence/store.py)."""
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                             text=True, timeout=5).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", f"--untracked-files={'all' if untracked else 'no'}", "--", *paths], cwd=root,
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return (sha + ("-dirty" if dirty else "")) if sha else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
 
 
 def run_id() -> str:

@@ -16,7 +16,6 @@ import functools
 import json
 import math
 import platform
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -25,6 +24,7 @@ import pytest
 import torch
 
 from claimcheck import verdict_pins
+from claimcheck.storage import git_commit
 from experiments.data import write_atomic
 from experiments.runs import code_version
 from suite import settings
@@ -77,15 +77,8 @@ def commit() -> str:
     its). CLAIMS_COMMIT (suite/settings.py) names it for a copy of the tree that has no .git."""
     if settings.current().commit:
         return settings.current().commit
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "model", "experiments", "suite/scales.py",
-                                "suite/catalogue.py", "suite/lab_scale.py", "suite/winograd_scale.py"],
-                               cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        return head + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+    return git_commit(ROOT, ("model", "experiments", "suite/scales.py", "suite/catalogue.py", "suite/lab_scale.py",
+                             "suite/winograd_scale.py"), untracked=True)
 
 
 def device_name(device) -> str:
