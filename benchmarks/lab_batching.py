@@ -1,5 +1,5 @@
 """The Polish lab's training step, M tiny GPTs at once: our Stack under torch.func.vmap against
-the same weights as hand-batched (M, ...) tensors with one bmm per layer (issue 44, item 3).
+the same weights as hand-batched (M, ...) tensors with one bmm per layer.
 Prints figures; asserts no time.
 
     PYTHONPATH=. CLAIMS_DATA_DIR=... python benchmarks/lab_batching.py [--steps 30] [--threads 1]

@@ -1,5 +1,5 @@
 """Training steps per second, our trainer beside plain PyTorch loops on the same shape, measured
-side by side in one run: a benchmark that prints figures, never a test (issue 44's table).
+side by side in one run: a benchmark that prints figures, never a test (docs/reference/benchmarks.md).
 
     python -m benchmarks.step_rate [--shape norm-full|norm-ci] [--steps 20] [--device cpu|cuda]
 

@@ -349,7 +349,7 @@ def _draw_cost(rows):
 DOC_NS = (1024, 2048, 4096, 8192)  # the chapter's last four rows: its fits and its 4.0 -> 40.1 ms
 
 # A call this short is mostly kernel launches: on an H200 the projections at 1,024 tokens and batch
-# 1 fitted an exponent of 0.40 (issue 44). A launch costs microseconds and a call makes a few dozen,
+# 1 fitted an exponent of 0.40. A launch costs microseconds and a call makes a few dozen,
 # so at 2 ms they are a few percent of a point, and bend an 8x span's exponent by about
 # log(1.03) / log(8) = 0.015. At each length the batch grows until the call takes this long, and
 # the time is per sequence: a batch is more sequences of the document's layer, so the exponent over

@@ -40,7 +40,7 @@ class Scale:
 
     def groups(self, device="cpu") -> list[tuple[int, ...]]:
         """The seeds that train together: on CUDA all of them, in one stacked step (a step there is
-        launch-bound, issue 44: 12 stacked seeds made 114 model-steps/s on an H200, one seed 40); on
+        launch-bound: 12 stacked seeds made 114 model-steps/s on an H200, one seed 40); on
         the CPU all of them or one at a time, as the scale says (suite/catalogue.py STACKING)."""
         stacked = self.stack or torch.device(device).type == "cuda"
         return [self.seeds] if stacked else [(s,) for s in self.seeds]

@@ -68,7 +68,7 @@ def gpt_configs(draw):
         tie_weights=draw(st.booleans()), head_bias=draw(st.booleans()))
 
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 @given(c=gpt_configs())
 @settings(max_examples=120)
 def test_config_formula_counts_the_built_gpt_term_by_term(c):

@@ -1,4 +1,4 @@
-"""The training step, eager or compiled (experiments/train.py ``StepLoss``; issue 44, item 3).
+"""The training step, eager or compiled (experiments/train.py ``StepLoss``).
 
 Fast: the step's dispatch, with ``torch.compile`` replaced by a stand-in. Slow: inductor on the CPU
 against eager on one family's first steps; CUDA's option (CUDA graphs) traced on the CPU. gpu: on
@@ -10,7 +10,7 @@ order depends on the vector width eager and inductor each pick. Here (Xeon with 
 thread, torch 2.13.0) the first 20 losses of norm-ci/post, two seeds, moved at most 1.04e-6
 relative under six kernel settings: inductor's simdlen auto, 256 and 512; ATen's capability
 default, avx2 (with MKL_CBWR=COMPATIBLE, ONEDNN_MAX_CPU_ISA=AVX2) and AVX-512. Another machine
-failed the earlier 1e-5 (issue 58) with a figure it did not record. A wrong mask, scale or
+failed the earlier 1e-5 with a figure it did not record. A wrong mask, scale or
 missing term moves a loss by 1e-3 or more, so 1e-4 keeps a factor of ten either side
 (docs/reference/replay.md).
 """

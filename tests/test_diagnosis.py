@@ -429,7 +429,7 @@ def test_a_diagnosis_reaches_the_errata_and_never_changes_the_verdict(pytester, 
     assert "<td>undecided<br><small>an interval crosses" in html
 
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 def test_every_grid_is_declared_under_a_seed_offset_too():
     """CLAIMS_SEED_OFFSET shifts every declared seed, a grid's second look included."""
     import os

@@ -1,4 +1,4 @@
-"""The suite's own errata rows, as an author reads them (issue 42): each claim with a ``subject``
+"""The suite's own errata rows, as an author reads them: each claim with a ``subject``
 shows the number its sentence is about, every erratum carries a proposed correction or says what
 it waits for, and no reason starts with a node ID or ends with provenance. Read from a real run
 of the evidence-judged full-scale tests (a subprocess: the report is written at its end)."""

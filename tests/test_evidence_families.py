@@ -293,7 +293,7 @@ def test_fresh_gpu_runs_agree_with_the_cpu_evidence(family, device, request):
 
 # ---- what is pending, and recording it inside a budget (tools/device_evidence.sh) ------------
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_path, monkeypatch):
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     todo = recording.pending()
@@ -386,7 +386,7 @@ def test_a_point_that_only_adds_a_curve_records_the_familys_own_run_too(tmp_path
 @pytest.mark.fast
 def test_record_pending_fills_the_budget_from_measured_step_rates(monkeypatch):
     """A group that would overrun, predicted from the step rate measured on the groups before it,
-    is passed over for a later one that fits (issue 44: the old rule stopped at the first large
+    is passed over for a later one that fits (the old rule stopped at the first large
     group with 89 s of 150 left)."""
     clock = [0.0]
     monkeypatch.setattr(recording.time, "perf_counter", lambda: clock[0])

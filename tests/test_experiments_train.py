@@ -216,7 +216,7 @@ def test_a_stacked_run_hands_the_device_to_every_piece_and_reads_each_models_att
     assert seen["stack"] == [here] and [(torch.device(d), n) for d, n in seen["batches"]] == [(here, 1)]
 
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 def test_a_run_evaluated_more_often_is_the_same_run_bit_for_bit():
     """What lets a grid point that adds a validation curve stand for its family's own run
     (suite/evidence/families.py same_run): evaluation draws no random numbers and leaves the weights
@@ -243,9 +243,9 @@ def test_a_run_evaluated_more_often_is_the_same_run_bit_for_bit():
             b["first_losses"], b["trace"], b["val_ppl"], b["train_ppl"])
 
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 def test_train_reads_the_losses_back_only_where_it_keeps_a_value(monkeypatch):
-    """No host sync per step (issue 44): the losses are summed on the device, and read back at the
+    """No host sync per step: the losses are summed on the device, and read back at the
     first FIRST_LOSSES steps, a trace, a log line and a checkpoint only. Counted as the host reads
     (``tolist``, ``item``, ``cpu``) of a 1-D float64 tensor: the losses' dtype, not the model's."""
     reads = []

@@ -483,7 +483,7 @@ def _ngram_ppl(train_ids, ids, n, k, V=34):
     return math.exp(-np.mean(lp))
 
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_ngram_scores_choose_k_on_validation_and_score_the_same_characters(n):
     """k is the grid's best on validation (here not the best on train or test); the three
@@ -862,7 +862,7 @@ def test_numpy_adam_steps_like_torchs_adam():
 
 # ---- grad_norms.py: NORM-03's measurement --------------------------------------------------------
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 def test_grad_norms_reads_every_reduction_from_one_gradient_per_block_norm_and_seed(monkeypatch):
     """12 blocks' norms per (norm, seed); the whole block's square is at least its attention's
     plus its MLP's (the LayerNorms add the rest); the seed fixes the init and the batch."""

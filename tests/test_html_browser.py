@@ -16,7 +16,7 @@ from claimcheck.verdict import AT_CAP, STATUSES
 from claimcheck.registry import load_registry
 from claimcheck.suite import read
 
-pytestmark = pytest.mark.slow  # a browser: seconds (the fast tier stays in seconds, issue 54)
+pytestmark = pytest.mark.slow  # a browser: seconds, not milliseconds
 
 ROOT = Path(__file__).resolve().parents[1]
 

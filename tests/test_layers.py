@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 def test_the_import_contracts_hold():
     try:
         lint = entry_points(group="console_scripts")["lint-imports"]

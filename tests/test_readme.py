@@ -1,4 +1,4 @@
-"""The README stays one screen (issue 56): at most 8 KB, its layout names what the tree holds,
+"""The README stays one screen: at most 8 KB, its layout names what the tree holds,
 docs/README.md indexes every page under docs/, and their relative links resolve."""
 import re
 import subprocess

@@ -53,7 +53,7 @@ def _suite():
     return tuple(read(ROOT, ["claims", "tests"]))
 
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 def test_the_registry_tiers_agree_with_the_test_markers(request):
     """tier: the cheapest tier of a test naming the claim; full_tier: the tier of its tests at
     the document's full configuration, where that differs. One source: the markers."""

@@ -177,7 +177,7 @@ def test_a_joint_claim_diverges_only_on_a_part_wholly_outside_at_the_bonferroni_
     assert joint([(far, check)] + [(ok, check)] * 3)[1] is False
 
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 def test_a_joint_claims_false_divergence_stays_at_one_parts_rate(monkeypatch):
     """Four true parts, each at its band's upper edge: the chance that any shows wholly outside
     is at most one part's 5 %, where joining four 90 % intervals would give about 19 %."""

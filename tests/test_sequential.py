@@ -54,7 +54,7 @@ def _draw(mean, sd, schedule, n=N_NULL, seed=0):
     return np.random.default_rng(seed).normal(mean, sd, (n, schedule.cap))
 
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 def test_the_vectorised_rule_is_the_codes():
     s, band = catalogue.LADDER_LOOKS, (1.0, 3.0)
     x = _draw(1.2, 0.6, s, n=200)
@@ -169,7 +169,7 @@ def test_a_start_count_on_its_schedule_passes_a_false_claim_at_most_alpha_of_the
     assert np.mean(v == 1) <= ALPHA + MC and np.mean(v == -1) <= ALPHA + MC
 
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 def test_the_vectorised_count_rule_is_starts_looks():
     from claimcheck.rules import MAJORITY, starts_looks
     s = catalogue.WINO_LOOKS
@@ -183,7 +183,7 @@ def test_the_vectorised_count_rule_is_starts_looks():
 
 # ---- the lab's sampling unit: the seeds of one text, not runs pooled over texts --------------
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 def test_the_vectorised_count_rule_is_the_labs_decide():
     from suite.lab_rules import LabPart, _judge_at
     from claimcheck.rules import NEARLY_ALL

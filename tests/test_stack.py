@@ -48,7 +48,7 @@ def _train(cfg, seeds, tokens, steps=3):
     return stack
 
 
-@pytest.mark.slow  # seconds, not milliseconds: the fast tier stays in seconds (issue 54)
+@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 @pytest.mark.parametrize("name", CONFIGS)
 def test_a_stack_of_seeds_follows_each_single_run(name):
     cfg = CONFIGS[name]

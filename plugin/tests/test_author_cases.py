@@ -1,4 +1,4 @@
-"""A new author's small Markdown document (issue 54, point 4): each case that was silent or
+"""A new author's small Markdown document: each case that was silent or
 misleading gives one clear line (what is wrong, and how to fix it) or the right status.
 
     1. a quote across two table rows (or list items) is an error of ``claimcheck check``

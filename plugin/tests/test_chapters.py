@@ -237,7 +237,7 @@ def test_a_quote_at_markdown_syntax_leaves_the_syntax_as_it_was(text, quote, kep
 
 def test_a_suggestion_waits_until_no_mark_is_open():
     """An erratum C whose quote ends inside another claim D's: its suggestion comes after D's
-    mark ends, never between D's mark and its continuation (issue 42)."""
+    mark ends, never between D's mark and its continuation."""
     from claimcheck.chapters import body_html
     text = "one two three four five six"
     c = {"id": "C-01", "status": "diverges", "quote": "one two three", "records": [], "expected": "",

@@ -1,5 +1,5 @@
 """``claimcheck check``: the registry read against its text and its tests before any test runs
-(claimcheck/check.py). Each mistake an author made on a document of their own (issue 43) is one
+(claimcheck/check.py). Each mistake an author made on a document of their own is one
 line naming the file, the line and the claim, and stops a pytest run before its first test."""
 import textwrap
 

@@ -1,4 +1,4 @@
-"""``claim_record`` judges what it records (issue 54, point 3): a value that contradicts the
+"""``claim_record`` judges what it records: a value that contradicts the
 document's under the named rule cannot read holds; a tolerance names a rule or is refused in one
 line; a band judges the record; a test with one claim writes its ID once (``.value``); and the
 registry's value must write a number its quote writes, or say how it is derived."""

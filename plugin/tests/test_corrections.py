@@ -1,5 +1,5 @@
 """claimcheck.corrections: what an erratum's sentence should read, made from the records, in the
-text's language, and the patch that puts it in (issue 42)."""
+text's language, and the patch that puts it in."""
 import subprocess
 
 import pytest

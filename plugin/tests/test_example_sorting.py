@@ -1,6 +1,6 @@
 """The plugin on a plain Markdown document: examples/sorting/ (hard-wrapped paragraphs, no scales,
 no tier markers, a slow claim and a deliberate erratum) runs as a pytest project of its own,
-from a copy, as test_example_document.py runs examples/birthday/ (issue 43)."""
+from a copy, as test_example_document.py runs examples/birthday/."""
 import json
 import re
 import shutil

@@ -131,7 +131,7 @@ def test_every_report_writes_index_html_beside_claims_md(doc, tmp_path):
 
 def test_a_claim_without_a_section_goes_under_other_and_sections_never_split():
     """One claim with a section among claims without one: two headings, "s" then "Other", each
-    once, and no empty heading (issue 43)."""
+    once, and no empty heading."""
     from claimcheck.markdown import markdown
     registry = {c.id: c for c in [_claim("A-01", section=""), _claim("B-01", section="s"), _claim("C-01", section="")]}
     tests = {f"t.py::{cid}": _test([cid], "passed", records=[{"claim": cid, "label": None, "measured": 1,

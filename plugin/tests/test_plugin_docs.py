@@ -1,5 +1,5 @@
 """docs/reference/plugin.md documents every option, ini key, fixture, hook and public name of the
-plugin, and no default names this repository's document (issue 43)."""
+plugin, and no default names this repository's document."""
 import ast
 import re
 from pathlib import Path

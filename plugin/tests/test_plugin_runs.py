@@ -131,7 +131,7 @@ def test_a_fast_run_while_a_slow_one_trains_and_reports_deleted_mid_run_break_no
     assert "done: 3 steps" in (slow_dir / "progress.log").read_text(encoding="utf-8")  # recreated after the deletion
 
 
-# ---- Ctrl-C: the report of what ran, said to be partial (issue 44) ---------------------------------
+# ---- Ctrl-C: the report of what ran, said to be partial ---------------------------------
 
 SIGINT_TESTS = '''
 import pathlib, time

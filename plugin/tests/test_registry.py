@@ -52,7 +52,7 @@ def test_a_malformed_registry_names_the_entry_in_one_line(tmp_path, text, messag
 
 
 def test_a_file_that_is_not_utf8_is_one_line_naming_it(tmp_path):
-    """A chapter saved as Latin-1 (issue 56, point 6): the file, the byte and the fix, not a codec
+    """A chapter saved as Latin-1: the file, the byte and the fix, not a codec
     traceback that names no file."""
     (tmp_path / "it.txt").write_bytes("perché".encode("latin-1"))
     (tmp_path / "pl.txt").write_text("", encoding="utf-8")

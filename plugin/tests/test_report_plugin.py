@@ -256,7 +256,7 @@ def _top(scratch, *args):
 @pytest.mark.fast
 def test_the_report_dir_shows_each_test_as_the_latest_run_that_reached_it(scratch):
     """A slow-only run after a fast one: the top-level report keeps the fast tier's verdicts and
-    erratum, names both runs, and each run's own report stays its own (issue 43)."""
+    erratum, names both runs, and each run's own report stays its own."""
     _top(scratch, "-m", "fast")
     result, top = _top(scratch, "-m", "slow", "--claims-runslow")
     assert by_id(top)["F-01"]["status"] == "fails" and by_id(top)["P-01"]["status"] == "holds"  # from the fast run

@@ -1,5 +1,5 @@
 """The chapters' inline TeX as MathML and their program lines as code, on the annotated page and
-in the report's quotes (issue 42, item 6)."""
+in the report's quotes."""
 import pytest
 
 from claimcheck import tex

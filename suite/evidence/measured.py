@@ -1,6 +1,6 @@
 """Measured evidence, a kind of the evidence store (suite/evidence/store.py): measurements that
 take the slow tier a minute and train nothing a verdict needs retrained, recorded one file per
-scale, so that ``pytest -m fast`` judges them too (issue 42: the fast report is the whole picture).
+scale, so that ``pytest -m fast`` judges them too (the fast report is the whole picture).
 
     fixtures/evidence/measured/<scale>.json
     python -m suite.evidence measured [SCALE ...]   # measure afresh and (re)write the records
