@@ -42,6 +42,7 @@ def _sound() -> dict:
     (lambda r: r.update(result={}), "result"),
     (lambda r: r["result"]["naive"][0].update(peak_bytes=float("nan")), "result.naive[0].peak_bytes"),
     (lambda r: r["result"]["tiled"][1].update(peak_bytes=None), "result.tiled[1].peak_bytes"),
+    (lambda r: r["result"]["tiled"][0].update(peak_bytes=-4096), "result.tiled[0].peak_bytes"),
     (lambda r: r["result"]["naive"].pop(), "result: naive"),
     (lambda r: r["result"]["tiled"][2].update(n=513), "result: tiled"),
     (lambda r: r["provenance"].pop("commit"), "provenance.commit"),

@@ -85,7 +85,7 @@ def _leaves(x, where="result"):
 
 def problems(rec) -> list[str]:
     """Every way ``rec`` breaks the measured record's schema, each naming its field: a known scale,
-    its current config, a result of finite numbers, the provenance."""
+    its current config, a result of finite numbers >= 0, the provenance."""
     if not isinstance(rec, dict):
         return [f"record: an object expected, got {type(rec).__name__}"]
     out = []
@@ -103,6 +103,9 @@ def problems(rec) -> list[str]:
     for where, leaf in _leaves(rec["result"]):
         if isinstance(leaf, float) and not math.isfinite(leaf):
             out.append(f"{where}: a finite number expected, got {leaf!r}")
+        elif isinstance(leaf, (int, float)) and not isinstance(leaf, bool) and leaf < 0:
+            # every measured quantity is a size, a count, a byte total, a norm, a loss or a |difference|
+            out.append(f"{where}: a number >= 0 expected (no measurement here can be negative), got {leaf!r}")
         elif leaf is None:
             out.append(f"{where}: a value expected, got null")
     if not out and (shape := scale.shape_problem(rec["result"])):  # one value per seed, size, ...
