@@ -138,7 +138,6 @@ def _watched(monkeypatch, lab):
     return seen
 
 
-@pytest.mark.fast
 @pytest.mark.claim("TINY-04")
 def test_300_steps_of_8_windows_are_2400_passes_and_38400_predictions(claim_record, monkeypatch):
     """The lab's own training loop (``train_runs`` -> ``fit``) with its own batch and window:
@@ -166,7 +165,6 @@ def test_300_steps_of_8_windows_are_2400_passes_and_38400_predictions(claim_reco
     assert (after[-1][0], seen["windows"], seen["predictions"]) == (300, 2400, 38_400)
 
 
-@pytest.mark.fast
 @pytest.mark.claim("TINY-05")
 def test_writing_n_characters_takes_n_passes(monkeypatch, claim_record):
     lab, rng = _lab(), np.random.default_rng(0)
@@ -182,7 +180,6 @@ def test_writing_n_characters_takes_n_passes(monkeypatch, claim_record):
     assert (seen["windows"] - before[0], seen["predictions"] - before[1]) == (1, 16)  # 16 positions, one pass
 
 
-@pytest.mark.fast
 @pytest.mark.claim("TINY-06")
 def test_the_try_it_counter_after_300_steps_and_40_characters(claim_record, monkeypatch):
     """The lab's "Try it": retrain at 300 steps, write 40 characters, compare the counters."""
@@ -222,7 +219,6 @@ def test_pan_tadeusz_normalised_uses_exactly_the_labs_34_symbols(claim_record):
     assert symbols == 34 and set(p) == set(ALPHABET)
 
 
-@pytest.mark.fast
 @pytest.mark.claim("TINY-01")
 def test_the_labs_model_is_one_causal_pre_norm_block_predicting_the_next_character(claim_record):
     """The lab's own model, as the lab trains it: one GPT-2-style block (a LayerNorm before

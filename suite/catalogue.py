@@ -259,9 +259,8 @@ COST_MEMORY_CI = MemoryScale(ns=COST_CI.ns, config_=COST_CI.config)
 
 # TINY-10: the numpy lab against its torch twin on the lab's own batches, at the lab's rate: five
 # seeds for 400 steps, and seed 1 for the lab's 6,400.
-# Their records against a fresh measurement: 3x the movement measured on another x86-64 CPU than
-# the one that made them (a slow-tier run on another x86-64 CPU: 8.35e-9 at 400 steps, 1.48e-6 at 6,400),
-# rounded up; under AVX2 kernels and two threads on the recording machine they moved 0.
+# Their records against a fresh measurement: 3x the movement measured in a slow-tier run on an
+# x86-64 CPU other than the one that made them (8.35e-9 at 400 steps, 1.48e-6 at 6,400), rounded up; under AVX2 kernels and two threads on the recording machine they moved 0.
 MIRROR_400 = MirrorScale(seeds=(1, 2, 3, 4, 5), steps=400, lr=TINY_LAB.config.lr, name="tiny-mirror-400", rtol=3e-8,
                          rtol_why="float64 losses over 400 steps: 3x the 8.35e-9 they moved on another x86-64 CPU")
 MIRROR_6400 = MirrorScale(seeds=(1,), steps=6400, lr=TINY_LAB.config.lr, name="tiny-mirror-6400", rtol=5e-6,

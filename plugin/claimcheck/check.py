@@ -223,8 +223,8 @@ def suite_problems(registry, entries) -> list[Problem]:
 def value_problems(registry, skip=frozenset()) -> list[Problem]:
     """A claim whose ``value`` writes a number that its quote does not (a registry "763" for a
     sentence saying 762), unless the claim says how it is derived (``derived = "..."``). Claims in
-    ``skip`` (a quote not found: that error comes first, and the value is judged once it is fixed)
-    are left out."""
+    ``skip`` (a quote with an error: not found, or across table rows or list items; that error comes
+    first, and the value is judged once it is fixed) are left out."""
     out, lines = [], registry_lines(registry)
     for c in registry.values():
         wrote = printed(c.value or "")

@@ -52,7 +52,7 @@ class ClaimRecorder:
 
     def __init__(self, item, reporter):
         self._item, self._reporter = item, reporter
-        self._names = claims_of(item)
+        self._names = list(dict.fromkeys(claims_of(item)))  # a class's and a function's marker may repeat an ID
 
     def __call__(self, claim_id, measured, expected=None, tolerance=None, label=None, band=None):
         if claim_id not in self._names:
@@ -64,19 +64,22 @@ class ClaimRecorder:
                              f"{' to judge the band' if rule == 'reported' else ''}: start it with one of "
                              f"{', '.join(RULES)} (claimcheck.rules.RULES){', or with reported' * (band is None)}")
         registry = self._reporter.registry
+        stated = None  # what the document states: an own number under exact is judged against it
         if label is None and claim_id in registry:  # the claim's own number: the registry's
             why = check.expected_problem(registry[claim_id], expected)
             note = f"{self._item.nodeid}: {why}"
             if why and note not in self._reporter.notes:
                 self._reporter.notes.append(note)
-            expected = registry[claim_id].value if expected is None else expected
+            stated = registry[claim_id].value
+            expected = stated if expected is None else expected
         self._item.user_properties.append(("claim_record", {
             "claim": claim_id, "label": label, "measured": _jsonable(measured), "expected": _jsonable(expected),
             "tolerance": tolerance, **({"band": list(band)} if band is not None else {})}))
         if band is not None:
             _judge_band(claim_id, measured, band)
         elif rule == "exact" and label is None:
-            _judge_exact(claim_id, measured, expected)
+            # the registry's value where it prints a number, so a test's own expected cannot loosen it
+            _judge_exact(claim_id, measured, stated if stated and check.printed(stated) else expected)
         return measured
 
     def value(self, measured, expected=None, tolerance=None, label=None, band=None):
@@ -93,13 +96,19 @@ def _number(v) -> float | None:
 
 
 def _judge_exact(claim_id, measured, expected) -> None:
-    """The claim's own computed number against every number ``expected`` prints, each to half a
-    unit of its last digit; nothing to judge when either side is not a number."""
+    """The claim's own computed number against the document's: every number a text ``expected``
+    prints, each to half a unit of its last digit; a number ``expected`` (a test's own, with no
+    printed precision) to float rounding. Nothing to judge when either side is not a number; a
+    measurement that is NaN or infinite against a number contradicts it."""
     m = _number(measured)
-    printed = check.printed(str(_number(expected) if _number(expected) is not None else expected or ""))
-    if m is None or not printed or not math.isfinite(m):
+    if m is None:
         return
-    if not any(abs(m - x) <= half * (1 + 1e-9) or math.isclose(m, x, rel_tol=1e-9) for x, half in printed):
+    e = _number(expected)
+    printed = [(e, abs(e) * 1e-9)] if e is not None else check.printed(str(expected or ""))
+    if not printed:
+        return
+    if not math.isfinite(m) or not any(abs(m - x) <= half * (1 + 1e-9) or math.isclose(m, x, rel_tol=1e-9)
+                                       for x, half in printed):
         shown = ", ".join(f"{x:g} ± {half:g}" for x, half in printed[:3])
         raise AssertionError(f"{claim_id}: measured {m:.10g} contradicts the document's {expected!r} under the rule "
                              f"exact (within half a unit of its last printed digit: {shown})")
@@ -107,13 +116,14 @@ def _judge_exact(claim_id, measured, expected) -> None:
 
 def _judge_band(claim_id, measured, band) -> None:
     lo_hi = measured.tolist() if hasattr(measured, "tolist") else measured
-    if isinstance(lo_hi, (list, tuple)) and len(lo_hi) == 3:
+    if (isinstance(lo_hi, (list, tuple)) and len(lo_hi) == 3 and all(_number(x) is not None for x in lo_hi)
+            and lo_hi[1] <= lo_hi[0] <= lo_hi[2]):
         lo, hi = float(lo_hi[1]), float(lo_hi[2])
     elif _number(lo_hi) is not None:
         lo = hi = _number(lo_hi)
     else:
         raise ValueError(f"claim_record({claim_id!r}, band=...): a band judges a number or a [mean, lo, hi] "
-                         f"interval, not {type(measured).__name__}")
+                         f"interval with lo <= mean <= hi, not {str(lo_hi)[:60]}")
     judge(claim_id, within(lo, hi, (float(band[0]), float(band[1]))),
           f"[{lo:g}, {hi:g}] against the band [{band[0]:g}, {band[1]:g}]")
 

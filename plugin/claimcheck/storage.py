@@ -19,14 +19,17 @@ def git_commit(root: Path, paths=(), untracked: bool = False) -> str:
     """HEAD's short hash at ``root``, with "-dirty" where a tracked file (of ``paths``, if given;
     with ``untracked``, a new file too) has uncommitted changes; "unknown" outside a git checkout.
     The report's commit, and the suite's evidence records' (suite/evidence/store.py)."""
-    try:
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                             text=True, timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", f"--untracked-files={'all' if untracked else 'no'}", "--", *paths], cwd=root,
-                               capture_output=True, text=True, timeout=5).stdout.strip()
-        return (sha + ("-dirty" if dirty else "")) if sha else "unknown"
-    except (OSError, subprocess.SubprocessError):
+    def git(*args) -> str | None:
+        try:
+            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    sha = git("rev-parse", "--short", "HEAD")
+    if not sha:
         return "unknown"
+    dirty = git("status", "--porcelain", f"--untracked-files={'all' if untracked else 'no'}", "--", *paths)
+    return sha + ("-dirty" if dirty or dirty is None else "")  # a status that failed is not shown clean
 
 
 def run_id() -> str:

@@ -10,6 +10,7 @@ import pytest
 from claimcheck import check
 from claimcheck.registry import load_registry
 
+pytestmark = pytest.mark.fast  # in-process pytester runs: a tenth of a second each
 
 TEXT = "Pi is 3.14159. The ratio is about 2.5. Seven hundred and sixty-two is 762.\n"
 REGISTRY = """
@@ -52,6 +53,37 @@ def test_e_recorded_against_pi_under_exact_fails(pytester):
     ''')
     assert claims["PI-09"]["status"] == "fails"
     result.stdout.fnmatch_lines(["*PI-09: measured 2.718281828 contradicts the document's '3.14159' under the rule exact*"])
+
+
+@pytest.mark.parametrize("body", [
+    'claim_record("PI-09", math.e, expected=2.718, tolerance="exact")',  # a test's own expected cannot loosen
+    'claim_record("PI-09", float("nan"), tolerance="exact")',
+    'claim_record("PI-09", math.inf, tolerance="exact")',
+])
+def test_exact_judges_the_registry_value_and_a_non_finite_measurement_fails(pytester, body):
+    _, claims = _run(pytester, f'''
+        import math, pytest
+
+        @pytest.mark.claim("PI-09")
+        def test_pi(claim_record):
+            {body}
+    ''')
+    assert claims["PI-09"]["status"] == "fails"
+
+
+def test_three_seeds_are_not_read_as_an_interval_and_a_repeated_marker_names_one_claim(pytester):
+    result, claims = _run(pytester, '''
+        import pytest
+
+        @pytest.mark.claim("PI-10")
+        class TestRatio:
+            @pytest.mark.claim("PI-10")
+            def test_seeds(self, claim_record):
+                claim_record.value([2.4, 2.6, 2.5], tolerance="equivalence: 2.5 +- 10 %", band=(2.25, 2.75))
+    ''')
+    result.stdout.fnmatch_lines(["*a band judges a number or a [[]mean, lo, hi[]] interval with lo <= mean <= hi, "
+                                 "not [[]2.4, 2.6, 2.5[]]*"])
+    assert claims["PI-10"]["status"] == "fails" and claims["PI-10"].get("broken")
 
 
 def test_the_document_value_within_its_last_digit_holds_and_value_writes_the_id_once(pytester):

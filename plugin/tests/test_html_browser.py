@@ -62,7 +62,7 @@ def test_chromium_shows_the_errata_with_their_proposed_corrections(sorting_repor
     chromium, out = sorting_report
     shot = (ROOT / "docs" / "images" if pytestconfig.getoption("screenshots") else tmp_path) / "errata-corrections.png"
     dom = browser.dom(chromium, tmp_path / "profile", (out / "index.html").as_uri() + "#errata",
-                        f"--screenshot={shot}", size="1280,800")
+                      f"--screenshot={shot}", size="1280,800")
     cells = _Texts("proposed")
     cells.feed(dom)
     assert "Binary search finds any item among 1,000 sorted items in at most 10" in cells.found[0]
@@ -74,7 +74,7 @@ def test_chromium_shows_the_suggestion_under_its_sentence_on_the_annotated_page(
     chromium, out = sorting_report
     shot = (ROOT / "docs" / "images" if pytestconfig.getoption("screenshots") else tmp_path) / "annotated-suggestion.png"
     dom = browser.dom(chromium, tmp_path / "profile", (out / "chapters" / "SORT.html").as_uri(),
-                        f"--screenshot={shot}", size="1000,900")
+                      f"--screenshot={shot}", size="1000,900")
     notes = _Texts("suggestion")
     notes.feed(dom)
     assert len(notes.found) == 1
