@@ -18,8 +18,8 @@ band. Five rules, one per kind of sentence (``RULES``; docs/reference/statistics
 Each answers True (holds), False (a measured disagreement) or None (undecided: more seeds decide,
 never a wider band). ``Schedule`` declares when more seeds are looked at, each look with its
 share of alpha and a cap, so a claim cannot be looked at until it passes (``sequential``).
-``judge`` and ``judge_look`` turn an answer into the test's verdict; ``word_band`` and
-``printed_band`` give a band from the sentence's words (``claimcheck/words.toml``).
+``judge`` and ``judge_look`` turn an answer into the test's verdict; ``word_band``, ``gap_band``
+and ``printed_band`` give a band from the sentence's words (``claimcheck/words.toml``).
 
 Pure Python: no numpy or scipy (a sequence of numbers is any iterable; numpy arrays work).
 """
@@ -38,7 +38,7 @@ __all__ = [
     "sequential", "declared_prefix", "mean_interval", "inside", "within", "beyond", "above", "below", "joint",
     "wide_level", "starts", "starts_joint", "rate_text", "start_rule", "rule_of", "check_tolerance", "judge",
     "judge_look", "decide", "decide_parts", "interval", "joint_record", "interval_looks", "joint_looks",
-    "starts_looks", "two_se", "word_band", "printed_band", "times_band", "words", "t_ppf", "binom_tails", "MOST",
+    "starts_looks", "two_se", "word_band", "gap_band", "printed_band", "times_band", "words", "t_ppf", "binom_tails", "MOST",
     "clopper_pearson",
 ]
 
@@ -550,8 +550,26 @@ def word_band(value: float, sentence: str = "", lang: str = "en", kind: str | No
                           if any(f" {w.casefold()}" in low for w in ws)), "bare")
     if found not in table["bands"]:
         raise ValueError(f"word_band: no band named {found!r}; claimcheck/words.toml has {', '.join(table['bands'])}")
+    if "relative" not in table["bands"][found]:
+        raise ValueError(f"word_band: a {found!r} band is built from its operands; use gap_band(gap, a, b)")
     r = table["bands"][found]["relative"]
     return found, tuple(sorted((value * (1 - r), value * (1 + r))))
+
+
+def gap_band(gap: float, a: float, b: float, printed: str | None = None, decimal: str = ".") -> tuple[float, float]:
+    """A gap between two trained numbers printed bare ("buys 1.8 points", ``gap`` = ``a`` - ``b``):
+    each operand is one draw carrying the bare band (± its relative width of itself), and two
+    independent draws add in quadrature, so the half-width is ``r * sqrt(a**2 + b**2)``; or half a
+    unit of the gap's ``printed`` digit, whichever is wider. The sign is stated exactly, so the band
+    stops at 0 on the far side (an interval must also show the sign to lie inside it)."""
+    table = words()["bands"]
+    r = table[table["gap"]["operands"]]["relative"]
+    half = r * math.hypot(a, b)
+    if printed is not None:
+        lo, hi = printed_band(printed, decimal)
+        half = max(half, (hi - lo) / 2)
+    lo, hi = gap - half, gap + half
+    return (max(lo, 0.0), hi) if gap > 0 else (lo, min(hi, 0.0))
 
 
 def printed_band(printed: str, decimal: str = ".") -> tuple[float, float]:

@@ -55,7 +55,8 @@ def test_the_word_table_gives_a_band_per_language():
     assert rules.word_band(40.0, "ok. 40 punktów", "pl")[0] == "about"
     assert rules.word_band(37.82, "37,82", "it") == ("bare", pytest.approx((37.82 * 0.95, 37.82 * 1.05)))
     assert rules.word_band(1.0, "esattamente 1", "it")[0] == "exactly"
-    assert rules.word_band(10.0, "", kind="gap")[1] == pytest.approx((5.0, 15.0))
+    with pytest.raises(ValueError, match="built from its operands; use gap_band"):
+        rules.word_band(10.0, "", kind="gap")
     with pytest.raises(ValueError, match="no word list for language 'xx'"):
         rules.word_band(1.0, "about 1", "xx")
     assert set(rules.words()["words"]) >= {"en", "it", "pl"}
@@ -83,3 +84,13 @@ def test_the_reference_names_every_public_name():
     text = DOCS.read_text(encoding="utf-8")
     missing = [n for n in rules.__all__ if not re.search(rf"`(rules\.)?{re.escape(n)}\b", text)]
     assert not missing, f"docs/reference/plugin.md does not name {missing}"
+
+
+def test_a_gaps_band_comes_from_its_operands_and_keeps_its_sign():
+    """Each operand +-5 %, in quadrature: 14 = 60.45 - 46.45 is read to +-3.81, not +-7 (+-50 %)."""
+    lo, hi = rules.gap_band(14, 60.45, 46.45)
+    assert (lo, hi) == pytest.approx((14 - 0.05 * math.hypot(60.45, 46.45), 14 + 0.05 * math.hypot(60.45, 46.45)))
+    assert rules.gap_band(3, 46.45, 43.45)[0] == 0.0  # the band would cross 0: the stated sign holds it there
+    assert rules.gap_band(-3, 43.45, 46.45)[1] == 0.0
+    assert rules.gap_band(0.2, 1.0, 0.8, printed="0.2") == pytest.approx((0.2 - 0.05 * math.hypot(1.0, 0.8), 0.2 + 0.05 * math.hypot(1.0, 0.8)))
+    assert rules.gap_band(200, 1.0, 0.5, printed="200")[1] - 200 == pytest.approx(0.5)  # the printed digit is wider
