@@ -7,7 +7,7 @@ from experiments.configs import ladder
 from model import GPT
 from model.params import count
 from suite.catalogue import ABL05_LOOKS, DOC_LADDER, LADDER_LOOKS
-from claimcheck.rules import beyond, gap_band, interval, interval_looks, judge, judge_look, within
+from claimcheck.rules import beyond, gap_band, interval, interval_looks, joint_looks, judge, judge_look, within
 
 # At CI scale a gap's size is not the document's; only its sign is measured (the weaker form).
 CI_SIGN = "comparison (CI scale: the sign only): the 90 % interval of the mean paired gap above 0"
@@ -198,7 +198,19 @@ def test_the_residual_is_worth_9_for_a_head_at_full_scale(ladder_full, claim_rec
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-04")
 def test_the_residual_is_worth_188_for_the_mean_at_full_scale(ladder_full, claim_record):
-    _ladder_gap(ladder_full, claim_record, "ABL-04", "mean", "mean+residual", 188)
+    """"valgono 188 punti di perplexity per la media e 9 per una head": both gaps, jointly."""
+    pairs = {188: ("mean", "mean+residual"), 9: ("head-replacing", "head-added")}
+    parts = []
+    for doc, (without, with_) in pairs.items():
+        gap = ladder_full.val(without) - ladder_full.val(with_)
+        claim_record("ABL-04", gap.round(2), expected=doc, tolerance="reported",
+                     label=f"full scale: {without} - {with_}, per seed")
+        band, _ = gap_rule(doc, without, with_)
+        parts.append((f"full scale: {without} - {with_}", gap, (lambda b: lambda lo, hi: within(lo, hi, b))(band)))
+    texts = "; ".join(gap_rule(doc, *pair)[1] for doc, pair in pairs.items())
+    judge_look("ABL-04", joint_looks(claim_record, "ABL-04", parts, f"joint: each interval of the mean paired gap "
+                                     f"inside its band: {texts}", LADDER_LOOKS, ladder_full.prefix()),
+               "188 points for the mean and 9 for a head")
 
 
 @pytest.mark.gpu
