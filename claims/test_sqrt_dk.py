@@ -107,15 +107,50 @@ def test_effective_tokens_is_exp_entropy_from_n_to_one(claim_record):
     assert ((e >= 1) & (e <= 64)).all()
 
 
+def _rows_read(reading, d=256, rows=2000, keys=64):
+    """Unscaled softmax rows of a fresh head at width d under one reading of how it is drawn:
+    "gauss" (q, k ~ N(0, I_d): ``_rows``), "sign" (+-1 entries, SQRT-01's) or "linear"
+    (q = x W_q, k = x W_k with PyTorch's Linear init on unit-variance inputs of width d)."""
+    if reading == "gauss":
+        return _rows(d)
+    g = torch.Generator().manual_seed(d)
+    if reading == "sign":
+        q = torch.randint(0, 2, (rows, 1, d), generator=g).double() * 2 - 1
+        k = torch.randint(0, 2, (rows, keys, d), generator=g).double() * 2 - 1
+    else:
+        x = torch.randn(rows, keys, d, generator=g)
+        w_q, w_k = ((torch.rand(d, d, generator=g) * 2 - 1) / math.sqrt(d) for _ in range(2))  # nn.Linear's U(+-1/sqrt(d))
+        q, k = x[:, -1:] @ w_q, x @ w_k  # (rows, 1, d), (rows, keys, d)
+    return torch.softmax((q @ k.transpose(1, 2)).squeeze(1).float(), -1)  # (rows, keys)
+
+
+# "esattamente a un token su 64": a row's effective tokens within the word table's exactly band
+# (+-1 % of 1), on most rows of a fresh head (the weakest line a generic sentence allows). The
+# readings of how the chapter drew its row, the stated one first.
+SQRT05_EXACTLY = 0.01
+SQRT05_READINGS = (
+    ("stated", "q, k ~ N(0, I_d), as the chapter's variance table draws them", "gauss"),
+    ("read.entries=sign", "+-1 entries, as the exact moments of SQRT-01", "sign"),
+    ("read.head=initialised", "a freshly initialised head: q = x W_q, k = x W_k, PyTorch's Linear init", "linear"),
+)
+
+
 @pytest.mark.fast
 @pytest.mark.claim("SQRT-05")
-def test_unscaled_fresh_head_at_256_attends_to_one_token_of_64(claim_record):
+@pytest.mark.diagnosis("SQRT-05")
+@diverges("a fresh unscaled head at 256 attends to one token of 64 to within 1 % on about a third of rows "
+          "(median 1.07 effective tokens; about one row in four attends to two or more): 'esattamente' does "
+          "not hold (counts in the report)")
+def test_unscaled_fresh_head_at_256_attends_to_one_token_of_64(claim_record, claim_diagnosis):
     w_raw, w_div = _rows(256), _rows(256, scale=True)
-    med = claim_record("SQRT-05", effective_tokens(w_raw).median().item(), expected=1,
-                       tolerance="exact: median < 1.5 over 2000 rows", label="effective tokens, no division")
+    eff = effective_tokens(w_raw)
+    claim_record("SQRT-05", round(eff.median().item(), 3), expected=1, tolerance="reported",
+                 label="effective tokens, no division: median of 2000 rows")
+    claim_record("SQRT-05", round((eff < 1.5).double().mean().item(), 3), tolerance="reported",
+                 label="rows whose effective tokens round to 1 (the weaker form: 'one token', not 'exactly')")
     mean_div = claim_record("SQRT-05", effective_tokens(w_div).mean().item(), expected="≈40 (derived)",
                             tolerance="exact: > 30", label="effective tokens, divided")
-    assert med < 1.5 and mean_div > 30
+    assert mean_div > 30
     # "chosen by nothing but the draw": the winning key position is uniform over the 64
     counts = torch.bincount(w_raw.argmax(1), minlength=64).numpy()
     # an equivalence, not a test that fails to reject: the argmax's distribution over the 64
@@ -123,6 +158,17 @@ def test_unscaled_fresh_head_at_256_attends_to_one_token_of_64(claim_record):
     tv = claim_record("SQRT-05", round(float(np.abs(counts / counts.sum() - 1 / 64).sum() / 2), 4), expected=0,
                       tolerance="exact: total-variation distance from uniform < 0.15", label="argmax position vs uniform")
     assert tv < 0.15
+    grid = []
+    for point, why, reading in SQRT05_READINGS:
+        r = starts((effective_tokens(_rows_read(reading)) - 1).abs() <= SQRT05_EXACTLY, MAJORITY)
+        grid.append({"point": point, "settings": {} if point == "stated" else dict([point.split("=")]), "why": why,
+                     "value": rate_text(r).replace("starts", "rows"), "holds": r["holds"]})
+    report = claim_diagnosis("SQRT-05", {"claim": "SQRT-05", "fixed": "", "grid": grid})
+    check_kind(report)
+    r = claim_record("SQRT-05", starts((eff - 1).abs() <= SQRT05_EXACTLY, MAJORITY), expected="exactly 1 of 64",
+                     tolerance=f"{MOST}; per row: effective tokens within ± 1 % of 1 ('esattamente', the word table)",
+                     label="rows attending to exactly one token (effective tokens within 1 % of 1)")
+    decide(r, "SQRT-05: a fresh head attends to exactly one token on most rows")
 
 
 @pytest.mark.fast
@@ -236,6 +282,7 @@ from claimcheck.rules import (  # noqa: E402
     judge,
     judge_look,
     mean_interval,
+    rate_text,
     starts,
     starts_looks,
     two_se,
@@ -592,7 +639,7 @@ def test_the_divided_head_stays_soft_at_full_scale(sqrt_full, claim_record):
 
 # ---- the diagnosis of each divergence: its rule at every point of its grid (suite/diagnosis_grids.py) ----
 
-from suite.diagnosis import diagnosis_test  # noqa: E402
+from suite.diagnosis import check_kind, diagnosis_test  # noqa: E402
 from suite.diagnosis_grids import SQRT09_GRID, SQRT11_GRID, SQRT13_GRID  # noqa: E402
 
 test_sqrt09_diagnosis = diagnosis_test(SQRT09_GRID, sqrt09_rule)
