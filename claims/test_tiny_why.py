@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from claimcheck import diverges
+from claimcheck.rules import word_band
 from experiments.configs import tiny_lab_config
 from model import GPT
 from model.params import breakdown, count
@@ -34,9 +35,23 @@ def test_the_tiny_gpt_has_4626_weights_in_the_canonical_breakdown(claim_record):
     assert no_pe == 4626 - 256
 
 
+def _neox_params(V, d, L, ff) -> int:
+    """A GPT-NeoX (Pythia) model's weights: untied input and output embeddings, and per layer
+    q, k, v and the output projection with biases, a two-matrix MLP with biases and two
+    LayerNorms; one final LayerNorm."""
+    layer = (3 * d * d + 3 * d) + (d * d + d) + (d * ff + ff) + (ff * d + d) + 2 * 2 * d
+    return 2 * V * d + L * layer + 2 * d
+
+
+PYTHIA = {"70M": dict(V=50304, d=512, L=6, ff=2048), "12B": dict(V=50688, d=5120, L=36, ff=20480)}  # config.json
+
+
 @pytest.mark.fast
 @pytest.mark.claim("TINY-20")
 def test_pythia_70m_is_about_fifteen_thousand_toys(claim_record):
+    """Three numbers: the smallest Pythia "70 mln", the largest "12 mld" (each half a unit of its
+    printed digit), and "ok. 15 tys. razy" (the word table's about row, ± 10 %); the lab's printed
+    15132x is 70,000,000 / 4,626."""
     assert f"{70_000_000 / 4626:.0f}" == "15132"  # the lab's printed ratio
     tf = pytest.importorskip("transformers", reason="transformers is not installed "
                              "(pip install -e '.[hf]'); the Pythia size comes from its config class")
@@ -46,9 +61,17 @@ def test_pythia_70m_is_about_fifteen_thousand_toys(claim_record):
         tie_word_embeddings=False, use_parallel_residual=True)
     with torch.device("meta"):
         n = count(tf.GPTNeoXForCausalLM(cfg))
-    ratio = claim_record("TINY-20", n / 4626, expected=15132, tolerance="exact: ≈15 thousand: in (14,000, 16,000)",
+    assert n == _neox_params(**PYTHIA["70M"])  # the formula is Hugging Face's count, so it serves for 12B
+    small = claim_record("TINY-20", n, expected="70 mln", band=(69.5e6, 70.5e6),
+                         tolerance="exact: half a unit of '70 mln' [69.5 M, 70.5 M]", label="Pythia-70M parameters")
+    big = claim_record("TINY-20", _neox_params(**PYTHIA["12B"]), expected="12 mld", band=(11.5e9, 12.5e9),
+                       tolerance="exact: half a unit of '12 mld' [11.5 B, 12.5 B]",
+                       label="Pythia-12B parameters (its config.json, by the formula above)")
+    kind, band = word_band(15_000, "ok. 15 tys.", "pl")
+    ratio = claim_record("TINY-20", n / 4626, expected=15132, band=band,
+                         tolerance=f"equivalence: 'ok. 15 tys.' ({kind}, ± 10 %) [{band[0]:,.0f}, {band[1]:,.0f}]",
                          label=f"Pythia-70M ({n:,} parameters) / 4,626")
-    assert 14_000 < ratio < 16_000
+    assert 69.5e6 <= small <= 70.5e6 and 11.5e9 <= big <= 12.5e9 and band[0] <= ratio <= band[1]
 
 
 # ---- TINY-10: the hand-written numpy lab against a torch autograd mirror -------------------
