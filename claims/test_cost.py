@@ -120,7 +120,10 @@ def test_the_tables_doubling_ratios_close_in_on_4_in_time_and_in_memory(claim_re
         off = claim_record("COST-05", [round(abs(r - 4), 2) for r in ratios], expected="shrinking towards 0",
                            tolerance="exact: strictly decreasing", label=f"the chapter's table: |{what} ratio - 4| per doubling")
         assert all(a > b for a, b in zip(off, off[1:])), what  # time oscillates (3.14, 4.37, 3.69) but closes in
-    assert round(TABLE[8192][3] / TABLE[4096][3], 2) == 3.91
+    last = claim_record("COST-05", TABLE[8192][3] / TABLE[4096][3], expected=3.91, band=(3.905, 3.915),
+                        tolerance="exact: half a unit of '3,91' [3.905, 3.915]",
+                        label="the chapter's table: peak MB, 8192 / 4096")
+    assert 3.905 <= last <= 3.915
 
 
 @pytest.mark.fast
@@ -202,11 +205,19 @@ def test_memory_grows_as_n_squared(cost_ci, claim_record, claim_figure):
 @pytest.mark.scale("ci")
 @pytest.mark.claim("COST-05")
 def test_doubling_n_multiplies_the_peak_memory_towards_4(cost_ci, claim_record):
+    """The weaker form at CI scale: the CPU run stops at 4,096 tokens, a step before the chapter's
+    3,91 (4,096 -> 8,192), so the ratio is judged climbing towards 4 (each doubling's above the
+    last's, the last below 4: allocator bytes, the same on every run); 3,91 is judged on the gpu tier."""
     naive = cost_ci["naive"]
-    ratio = naive[-1]["peak_bytes"] / naive[-2]["peak_bytes"]
-    claim_record("COST-05", round(ratio, 3), expected=3.91, tolerance="exact: [3.3, 4.1]",
-                 label=f"peak memory ratio {CPU_NS[-2]} -> {CPU_NS[-1]} (CPU)")
-    assert 3.3 <= ratio <= 4.1  # the memory ratio climbs towards 4
+    ratios = [b["peak_bytes"] / a["peak_bytes"] for a, b in zip(naive, naive[1:])]
+    claim_record("COST-05", [round(r, 3) for r in ratios], expected="3.91 at 4096 -> 8192",
+                 tolerance="reported: the CPU scale stops at 4096; the chapter's table gives 3.32, 3.72 for its "
+                           "last two steps here", label=f"peak memory ratio per doubling, {CPU_NS[0]} -> {CPU_NS[-1]} (CPU)")
+    last = ratios[-3:]
+    claim_record("COST-05", [round(r, 3) for r in last], expected="rising towards 4",
+                 tolerance="comparison (CI scale: the direction only): the last three ratios rising, the last below 4",
+                 label=f"peak memory ratio, last three doublings to {CPU_NS[-1]} (CPU)")
+    assert all(a < b for a, b in zip(last, last[1:])) and last[-1] < 4
 
 
 def bench_ms(fn) -> float:
@@ -430,9 +441,14 @@ def test_on_cuda_time_grows_as_n_squared(cuda_layer, claim_record):
 @pytest.mark.gpu
 @pytest.mark.claim("COST-05")
 def test_on_cuda_doubling_n_multiplies_the_peak_memory_towards_4(cuda_memory, claim_record):
+    # a measured number printed bare: the word table's bare row, ± 5 %
     ratio = claim_record("COST-05", round(cuda_memory[3] / cuda_memory[2], 3), expected=3.91,
-                         tolerance="exact: [3.3, 4.1]", label=f"peak memory ratio {DOC_NS[2]} -> {DOC_NS[3]}, batch 1 (CUDA)")
-    assert 3.3 <= ratio <= 4.1  # the CPU test's band: allocator bytes, the same on every run
+                         tolerance=f"exact: 3.91 ± 5 % {[round(x, 3) for x in COST05_BAND]} (a measured number printed bare)",
+                         label=f"peak memory ratio {DOC_NS[2]} -> {DOC_NS[3]}, batch 1 (CUDA)")
+    assert COST05_BAND[0] <= ratio <= COST05_BAND[1]  # allocator bytes: the same on every run of one card
+
+
+COST05_BAND = (3.91 * 0.95, 3.91 * 1.05)
 
 
 @pytest.mark.gpu
