@@ -238,6 +238,17 @@ def test_positions_gain_2_14_at_full_scale(ladder_full, claim_record):
 @pytest.mark.gpu
 @pytest.mark.claim("AVG-09")
 def test_the_residual_mean_is_60_45(ladder_full, claim_record):
-    judge_look("AVG-09", _near(claim_record, "AVG-09", ladder_full.val("mean+residual"), 60.45, 0.05,
-                               "full scale: mean + residual", "a trained number printed bare", ladder_full.prefix()),
-               "60.45", doc=60.45)
+    """"la media uniforme non contribuisce nulla: 60,45 contro una baseline di 59,71": the rung
+    inside 60.45 ± 5 % (bare), and its paired gap to the baseline inside ± 3 % of 59.71 ("nulla",
+    the barely row, as SQRT-09's "non vale nulla"), jointly. The baseline's own 59.71 is AVG-03."""
+    mr, noctx = ladder_full.val("mean+residual"), ladder_full.val("no-context")
+    claim_record("AVG-09", np.round(mr, 2), expected=60.45, tolerance="reported", label="full scale: mean + residual, per seed")
+    claim_record("AVG-09", np.round(mr - noctx, 2), expected=round(60.45 - 59.71, 2), tolerance="reported",
+                 label="full scale: mean + residual - no context, per seed")
+    rung, nothing = (60.45 * 0.95, 60.45 * 1.05), (-0.03 * 59.71, 0.03 * 59.71)
+    judge_look("AVG-09", joint_looks(claim_record, "AVG-09", [
+        ("full scale: mean + residual", mr, lambda lo, hi: within(lo, hi, rung)),
+        ("full scale: mean + residual - no context", mr - noctx, lambda lo, hi: within(lo, hi, nothing))],
+        f"joint: the rung's interval inside 60.45 ± 5 % (bare); the paired gap's inside ± 3 % of 59.71 "
+        f"[{nothing[0]:.2f}, {nothing[1]:.2f}] ('non contribuisce nulla', the barely row)", LADDER_LOOKS,
+        ladder_full.prefix()), "60.45 against 59.71: nothing contributed", doc=60.45)
