@@ -6,8 +6,9 @@ import pytest
 from experiments.configs import ladder
 from model import GPT
 from model.params import count
-from suite.catalogue import ABL05_LOOKS, DOC_LADDER, LADDER_LOOKS
-from claimcheck.rules import beyond, gap_band, interval, interval_looks, joint_looks, judge, judge_look, within
+from suite.catalogue import ABL05_LOOKS, LADDER_LOOKS
+from suite.rules import ladder_gap
+from claimcheck.rules import beyond, interval, interval_looks, joint_looks, judge, judge_look, within
 
 # At CI scale a gap's size is not the document's; only its sign is measured (the weaker form).
 CI_SIGN = "comparison (CI scale: the sign only): the 90 % interval of the mean paired gap above 0"
@@ -147,21 +148,12 @@ def test_the_ci_ladder_matches_its_pin(ladder_ci, pin):
                                                        "arms": list(LADDER_CI.arms), "seeds": LADDER_CI.seeds})
 
 
-# Full scale. A gap between two trained numbers is judged by the word table's row for gaps: each
-# operand (the chapter's rung, catalogue.DOC_LADDER) carries the bare band, propagated
-# (rules.gap_band), on the interval of the mean paired gap over the first seeds of each declared
-# look (catalogue.LADDER_LOOKS, a sequential design).
-
-def gap_rule(doc, without, with_):
-    """(band, its text) for the chapter's gap ``doc`` = rung ``without`` - rung ``with_``."""
-    a, b = DOC_LADDER[without][0], DOC_LADDER[with_][0]
-    band = gap_band(doc, a, b, str(doc))
-    return band, (f"{doc} in ({band[0]:.2f}, {band[1]:.2f}] (a gap between trained numbers: each of the "
-                  f"chapter's {a:g} and {b:g} ± 5 %, in quadrature, the sign exact; docs/reference/statistics.md)")
-
+# Full scale. A gap between two trained numbers is judged by the word table's row for gaps
+# (suite.rules.ladder_gap), on the interval of the mean paired gap over the first seeds of each
+# declared look (catalogue.LADDER_LOOKS, a sequential design).
 
 def _full_gap(claim_record, cid, gap, doc, without, with_, label, available):
-    band, text = gap_rule(doc, without, with_)
+    band, text = ladder_gap(doc, without, with_)
     claim_record(cid, gap.round(2), expected=doc, tolerance="reported", label=f"{label}, per seed")
     return interval_looks(claim_record, cid, gap, lambda lo, hi: within(lo, hi, band),
                           f"equivalence: the interval of the mean paired gap inside {text}",
@@ -205,9 +197,9 @@ def test_the_residual_is_worth_188_for_the_mean_at_full_scale(ladder_full, claim
         gap = ladder_full.val(without) - ladder_full.val(with_)
         claim_record("ABL-04", gap.round(2), expected=doc, tolerance="reported",
                      label=f"full scale: {without} - {with_}, per seed")
-        band, _ = gap_rule(doc, without, with_)
+        band, _ = ladder_gap(doc, without, with_)
         parts.append((f"full scale: {without} - {with_}", gap, (lambda b: lambda lo, hi: within(lo, hi, b))(band)))
-    texts = "; ".join(gap_rule(doc, *pair)[1] for doc, pair in pairs.items())
+    texts = "; ".join(ladder_gap(doc, *pair)[1] for doc, pair in pairs.items())
     judge_look("ABL-04", joint_looks(claim_record, "ABL-04", parts, f"joint: each interval of the mean paired gap "
                                      f"inside its band: {texts}", LADDER_LOOKS, ladder_full.prefix()),
                "188 points for the mean and 9 for a head")
@@ -222,7 +214,7 @@ def test_layernorm_buys_1_8_at_full_scale(ladder_ln_full, claim_record):
     gap = ladder_ln_full.val("+mlp") - ladder_ln_full.val("+layernorm")  # paired by seed
     claim_record("ABL-05", gap.round(2), expected=1.8, tolerance="reported",
                  label=f"full scale: without - with LN, seeds {list(ladder_ln_full.seeds)}")
-    band, text = gap_rule(1.8, "+mlp", "+layernorm")
+    band, text = ladder_gap(1.8, "+mlp", "+layernorm")
     look = interval_looks(claim_record, "ABL-05", gap, lambda lo, hi: within(lo, hi, band),
                           f"equivalence: the interval of the mean paired gap inside {text}",
                           "full scale: without - with LN", ABL05_LOOKS, ladder_ln_full.prefix(), expected=1.8)
