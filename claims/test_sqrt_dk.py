@@ -51,13 +51,13 @@ def test_variance_of_the_dot_product_is_exactly_d(d, claim_record):
     assert mean == 0 and var == d  # variances of independent products add up
 
 
-@pytest.mark.fast
 def _var_se(d, n=20_000):
     """The standard error of a sample variance of q.k over n pairs: Var(q.k) = d, and the fourth
     moment of a sum of d products of standard normals is 3d² + 6d, so SE² = (2d² + 6d) / n."""
     return math.sqrt((2 * d * d + 6 * d) / n)
 
 
+@pytest.mark.fast
 @pytest.mark.claim("SQRT-02")
 @pytest.mark.parametrize("d", WIDTHS)
 def test_measured_variance_is_d_within_sampling_error(d, claim_record):
