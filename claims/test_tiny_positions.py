@@ -4,6 +4,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from claimcheck import diverges
 from model import GPT, averaging_matrix
 from experiments.configs import tiny_lab_config
 
@@ -122,7 +123,8 @@ def test_two_blocks_without_positions_do_see_the_order():
 
 import numpy as np  # noqa: E402
 
-from suite.lab_rules import MAIN, TEXT, decide, draw_lab, k_of_5, per_run  # noqa: E402
+from claimcheck.rules import TOST_LEVEL  # noqa: E402
+from suite.lab_rules import MAIN, TEXT, decide, draw_lab, k_of_5, k_of_5_rule, per_run  # noqa: E402
 
 
 @pytest.mark.slow
@@ -143,24 +145,41 @@ def test_positions_win_on_validation_at_3200_steps_with_disjoint_ranges(tiny_lab
     decide(claim_record, "TINY-26", p)
 
 
+def tiny27_runs(lab, smoothing="add-k"):
+    """Per run: the net without positions at 3,200 steps within 5 % of the 2-gram on validation.
+    "tyle co … 10,59": a trained number set equal to a counted one, printed bare: the word
+    table's bare row, ± 5 %. The chapter's own no-PE range [10.41, 10.99] spans -1.7 % .. +3.8 %
+    around its bigram, inside it."""
+    gram = lab.gram(2, "val", smoothing)
+    rel = np.abs(lab.at("val", 3200, False) - gram) / gram
+    return per_run((rel, np.full_like(rel, 0.05)))
+
+
+def tiny27_rule(lab, smoothing="add-k", level=TOST_LEVEL):
+    return k_of_5_rule(tiny27_runs(lab, smoothing), k=5, level=level)
+
+
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-27")
+@diverges("without positions the net ends within 5 % of the 2-gram on fewer than four in five of our "
+          "starts (Pan Tadeusz, not the lab's own text; K of N and the interval in the report)")
 def test_without_positions_the_net_is_as_good_as_a_bigram(tiny_lab, tiny_lab_main, claim_record):
     nope = tiny_lab.at("val", 3200, False)  # (excerpt, seed)
     bigram = tiny_lab.gram(2, "val")  # (excerpt, 1)
-
-    def near(lab):  # per start: within 10 % of the bigram
-        rel = np.abs(lab.at("val", 3200, False) - lab.gram(2, "val")) / lab.gram(2, "val")
-        return per_run((rel, np.full_like(rel, 0.10)))
-    # the chapter's no-PE range [10.41, 10.99] spans -1.7 % .. +3.8 % around its bigram, so its five
-    # starts are all within 10 %: 10 % allows for another text, and is far below the 2-3x gap
-    # between a bigram and no context
     claim_record("TINY-27", round(float(np.abs(nope[0, :5].mean() - bigram[0, 0]) / bigram[0, 0]), 3),
                  expected="about 0 (10.41-10.99 vs 10.59)", tolerance="reported",
                  label=f"{MAIN} ({TEXT}): |mean no-PE val at 3,200 - bigram| / bigram")
-    p = k_of_5(claim_record, "TINY-27", near(tiny_lab), "no-PE val at 3,200 within 10 % of the bigram", k=5,
-               main=near(tiny_lab_main))
+    p = k_of_5(claim_record, "TINY-27", tiny27_runs(tiny_lab), "no-PE val at 3,200 within 5 % of the bigram", k=5,
+               main=tiny27_runs(tiny_lab_main))
     claim_record("TINY-27", round(float(bigram[0, 0]), 2), expected=10.59, tolerance="reported: another text",
                  label=f"main excerpt ({TEXT}): bigram val (add-k, k = {tiny_lab.grams[2][0]['k']} chosen on validation)")
     decide(claim_record, "TINY-27", p)
+
+
+# ---- the diagnosis: TINY-27's rule at every point of its grid (suite/diagnosis_grids.py) -----
+
+from suite.diagnosis import diagnosis_test  # noqa: E402
+from suite.diagnosis_grids import LAB_GRIDS  # noqa: E402
+
+test_tiny27_diagnosis = diagnosis_test(LAB_GRIDS["TINY-27"], tiny27_rule, "lab_point_runs", "slow")

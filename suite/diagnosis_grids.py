@@ -134,8 +134,8 @@ WINOGRAD_GRIDS = {
     "WINO-11": Grid("WINO-11", WINOGRAD, (_WINO_BEST, _WINO_FIXED_SIZE, _WINO_STEPS, _WINO_LR, _WINO_WIDTH), checks=2),
 }
 
-# ---- the Polish lab: TINY-14, -16 ----------------------------------------------------------------
-# Both are rates over the lab's 100 starts (suite/lab_rules.py), read with positions. The lab's
+# ---- the Polish lab: TINY-14, -16, -27 ----------------------------------------------------------------
+# Each is a rate over the lab's 100 starts (suite/lab_rules.py), read with positions (TINY-27 without). The lab's
 # text is a substitute (docs/reference/setup-audit.md §6), so no point can make ours the chapter's own runs.
 _LAB_LR = Axis("lab.lr", (3e-3, 1e-3, 1e-2),
                "the lab states no learning rate (PL); how far training goes by 3,200 and 6,400 steps, and so "
@@ -146,4 +146,8 @@ _LAB_SMOOTHING = Axis("read.smoothing", ("add-k", "interpolated"),
 LAB_GRIDS = {
     "TINY-14": Grid("TINY-14", TINY_LAB, (_LAB_LR,)),
     "TINY-16": Grid("TINY-16", TINY_LAB, (_LAB_SMOOTHING, _LAB_LR)),
+    # read without positions, and the smoothing is the 2-gram's
+    "TINY-27": Grid("TINY-27", TINY_LAB, (_LAB_SMOOTHING, _LAB_LR)),
 }
+# Which of the lab's two arms each grid reads at its trained points (the stated runs have both).
+LAB_GRID_ARMS = {"TINY-14": ("positions",), "TINY-16": ("positions",), "TINY-27": ("no-positions",)}

@@ -34,7 +34,7 @@ def test_every_lab_record_is_whole_and_matches_its_point(path):
 def _sound(point=POINT) -> dict:
     """A record that keeps the schema, made by hand (no training)."""
     scale = {s.name: s for s in le.points()}[point]
-    cfg = le.config(scale, scale.texts())
+    cfg = le.config(scale, scale.texts(), "positions")
     runs = [[e, s] for e in range(len(cfg["excerpts"])) for s in cfg["seeds"]]
     curve = [[10.0] * len(cfg["lab"]["checkpoints"]) for _ in runs]
     return {"family": "lab", "point": point, "arm": "positions", "config": cfg,
@@ -48,7 +48,7 @@ def _sound(point=POINT) -> dict:
 @pytest.mark.parametrize("edit, field", [
     (lambda r: r.update(family="ladder"), "family"),
     (lambda r: r.update(point="tiny-lab@lab.lr=7"), "point"),
-    (lambda r: r.update(arm="no-positions"), "arm"),
+    (lambda r: r.update(arm="both"), "arm"),
     (lambda r: r["config"]["lab"].update(lr=0.5), "config"),
     (lambda r: r["config"]["excerpts"].pop(), "config"),
     (lambda r: r["result"]["runs"].pop(), "result.runs"),
@@ -73,10 +73,10 @@ def test_a_missing_lab_point_skips_naming_the_command_and_another_points_record_
     with pytest.raises(pytest.skip.Exception, match="python -m suite.evidence lab"):
         le.point_runs(scale, None)
     other = "tiny-lab@lab.lr=0.01"
-    le.path(other).parent.mkdir(parents=True)
-    le.path(other).write_text(json.dumps(_sound(POINT)))  # lr=0.001's record under lr=0.01's path
+    le.path(other, "positions").parent.mkdir(parents=True)
+    le.path(other, "positions").write_text(json.dumps(_sound(POINT)))  # lr=0.001's record under lr=0.01's path
     with pytest.raises(InvalidRecord, match="the record's path"):
-        le.load(other)
+        le.load(other, "positions")
 
 
 @pytest.mark.fast
@@ -121,10 +121,11 @@ def test_pending_lists_every_point_without_a_record_file(tmp_path, monkeypatch):
     monkeypatch.setattr(store, "VERDICTS", tmp_path / "verdicts.toml")  # none: every claim undecided
     look2, look3 = (m.name for m in TINY_LAB_MORE)
     both = lambda name: [(name, "positions"), (name, "no-positions")]  # noqa: E731
-    want = both(TINY_LAB.name) + both(look2) + [(s.name, "positions") for s in le.points()]
+    want = both(TINY_LAB.name) + both(look2) + [w for s in le.points() for w in both(s.name)]  # TINY-27 reads no-positions
     assert [(s.name, a) for s, a in le.pending()] == want and (POINT, "positions") in want
-    le.path(POINT).parent.mkdir(parents=True)
-    le.path(POINT).write_text("{}")
+    for arm in ("positions", "no-positions"):
+        le.path(POINT, arm).parent.mkdir(parents=True, exist_ok=True)
+        le.path(POINT, arm).write_text("{}")
     assert [(s.name, a) for s, a in le.pending()] == [w for w in want if w[0] != POINT]
     assert le.pending((POINT,)) == []
     # the main excerpt's third look is pending once its second is recorded, both arms

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.fast
 
 KINDS = [  # a kind's path and load for one record
     pytest.param(lambda: families.path("ladder", "mean", 0), lambda: families.load("ladder", "mean", 0), id="families"),
-    pytest.param(lambda: lab.path("tiny-lab@lab.lr=0.001"), lambda: lab.load("tiny-lab@lab.lr=0.001"), id="lab"),
+    pytest.param(lambda: lab.path("tiny-lab@lab.lr=0.001", "positions"), lambda: lab.load("tiny-lab@lab.lr=0.001", "positions"), id="lab"),
     pytest.param(lambda: winograd.path("p", "fixed", "bag"), lambda: winograd.load("p", "fixed", "bag"), id="winograd"),
 ]
 

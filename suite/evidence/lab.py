@@ -1,8 +1,9 @@
 """The Polish lab's grid evidence, a kind of the evidence store (suite/evidence/store.py): the
 trained points of ``suite.diagnosis_grids.LAB_GRIDS``, each the lab's 100 starts (5 excerpts x
-20 seeds) with positions, trained on the CPU and recorded with its provenance:
+20 seeds) with or without positions (the arms its grids read, ``LAB_GRID_ARMS``), trained on the
+CPU and recorded with its provenance:
 
-    fixtures/evidence/lab/explore/<point>/positions.json
+    fixtures/evidence/lab/explore/<point>/{positions,no-positions}.json
     fixtures/evidence/lab/stated/{positions,no-positions}.json   # the verdicts' own runs
     python -m suite.evidence lab [POINT ...]      # record what is not yet recorded
 
@@ -25,12 +26,11 @@ from experiments.polish_lab import LabConfig, train_runs, with_positions
 from experiments.train import FIRST_LOSSES
 from suite import settings
 from suite.catalogue import SCHEDULED, TINY_LAB, TINY_LAB_MORE
-from suite.diagnosis_grids import LAB_GRIDS
+from suite.diagnosis_grids import LAB_GRID_ARMS, LAB_GRIDS
 from suite.evidence import store
 from suite.lab_scale import LabRuns
 
 FAMILY = "lab"
-ARM = "positions"  # TINY-14 and -16 read the lab with positions only
 ARMS = {"positions": True, "no-positions": False}  # what the stated scale records: both
 COMMAND = "python -m suite.evidence lab"
 
@@ -42,7 +42,7 @@ def points() -> list:
 
 def recorded_scales() -> list:
     """What has records: the stated scale and the main excerpt's later looks (both arms), and each
-    trained point (positions)."""
+    trained point (the arms its grids read)."""
     return [TINY_LAB, *TINY_LAB_MORE, *points()]
 
 
@@ -52,22 +52,28 @@ def _verdicts(scale) -> bool:
 
 
 def arms(scale) -> list[str]:
-    return list(ARMS) if _verdicts(scale) else [ARM]
+    """The arms a scale records: both for the verdicts' runs; for a grid point, those the grids
+    that hold it read (``LAB_GRID_ARMS``)."""
+    if _verdicts(scale):
+        return list(ARMS)
+    read = {a for cid, grid in LAB_GRIDS.items() if any(p.scale.name == scale.name for p in grid.trained())
+            for a in LAB_GRID_ARMS[cid]}
+    return [a for a in ARMS if a in read]
 
 
-def path(point: str, arm: str = ARM):
+def path(point: str, arm: str):
     more = {m.name for m in TINY_LAB_MORE}
     where = "stated" if point == TINY_LAB.name else f"stated/{point}" if point in more else f"explore/{point}"
     return store.EVIDENCE / FAMILY / where / f"{arm}.json"
 
 
 def record_paths() -> list:
-    return sorted([*(store.EVIDENCE / FAMILY / "explore").glob(f"*/{ARM}.json"),
+    return sorted([*(store.EVIDENCE / FAMILY / "explore").glob("*/*.json"),
                    *(store.EVIDENCE / FAMILY / "stated").glob("*.json"),
                    *(store.EVIDENCE / FAMILY / "stated").glob("*/*.json")])
 
 
-def config(scale, exs, arm: str = ARM) -> dict:
+def config(scale, exs, arm: str) -> dict:
     """What determines a point's runs, as its record keeps it: the lab's config with or without
     positions, the suite's own seeds (records are made without CLAIMS_SEED_OFFSET) and the
     excerpts' hashes."""
@@ -152,7 +158,7 @@ def problems(rec) -> list[str]:
     return out + store.provenance_problems(rec.get("provenance"))
 
 
-def load(point: str, arm: str = ARM) -> dict | None:
+def load(point: str, arm: str) -> dict | None:
     """The record, or None; InvalidRecord names the field it breaks."""
     return store.read(path(point, arm), problems, COMMAND, {"point": point, "arm": arm})
 
@@ -199,10 +205,12 @@ def main_runs(stated: LabRuns) -> LabRuns:
 
 
 def point_runs(scale, stated: LabRuns) -> LabRuns:
-    """A point's runs, from its record (with positions only)."""
-    rec = _record(scale.name, ARM)
-    runs = scale.read(stated.excerpts, {True: rec["result"]})
-    runs.evidence.add(store.evidence_of(rec))
+    """A point's runs, from the records of the arms its grids read; an arm not yet recorded
+    skips only where a rule reads it, so a grid that reads the other arm is judged."""
+    present = [a for a in arms(scale) if path(scale.name, a).is_file()]
+    recs = {arm: _record(scale.name, arm) for arm in present or arms(scale)[:1]}
+    runs = scale.read(stated.excerpts, {ARMS[a]: r["result"] for a, r in recs.items()})
+    runs.evidence.update(store.evidence_of(r) for r in recs.values())
     return runs
 
 
