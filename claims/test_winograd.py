@@ -169,8 +169,9 @@ def bag_scores_27_9(runs, checkpoint="final"):
 
 
 def two_blocks_solve(runs, checkpoint="final"):
-    """starts where two blocks reach >= 0.98 (fixed)"""
-    return runs.final("fixed", "2-blocks", checkpoint=checkpoint) >= 0.98
+    """starts where two blocks reach 100 % (fixed)"""
+    # "100 %" printed to the unit: at least 99.5 %, wider than two binomial SE of a count of 100 % (zero)
+    return runs.final("fixed", "2-blocks", checkpoint=checkpoint) >= 0.995
 
 
 def one_block_band(runs) -> float:
@@ -314,7 +315,7 @@ def test_the_bag_of_words_scores_27_9_percent(winograd, winograd_looks, claim_re
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-11")
 def test_two_blocks_solve_the_fixed_task(winograd, winograd_looks, claim_record, claim_figure):
-    claim_record("WINO-11", winograd.final("fixed", "2-blocks"), expected=1.0, tolerance="start count, per start: >= 0.98 (catalogue)",
+    claim_record("WINO-11", winograd.final("fixed", "2-blocks"), expected=1.0, tolerance="start count, per start: >= 0.995 ('100 %' to half a unit of its digit)",
                  label="two blocks, held out, per seed")
     claim_figure("WINO-11", "winograd_accuracy_vs_steps", _draw_curves(winograd))
     decide_check(claim_record, "WINO-11", two_blocks_solve, winograd_looks, expected="100 %", tolerance=OF_TWO)
