@@ -191,8 +191,9 @@ def _rows(runs, adj, block, sentence="trained"):
 
 
 def block1_on_first_noun(runs, sentence="trained"):
-    """starts whose block 1 puts > 0.4 on the first noun (tired)"""
-    return _rows(runs, "tired", 0, sentence)[:, X_AT] > 0.4
+    """starts whose block 1 puts 0.70 +- 0.15 on the first noun (tired)"""
+    # "0,70 sul primo nome": one trained model's two decimals, read as block 2's 0.49 is (+-0.15)
+    return np.abs(_rows(runs, "tired", 0, sentence)[:, X_AT] - 0.70) <= 0.15
 
 
 def block1_rows_identical(runs, sentence="trained"):
@@ -366,7 +367,7 @@ def _printed(winograd, block, claim_id, claim_record):
 @diverges("in our trained models block 1 does not concentrate on the "
                    "first noun at the scored position (per-seed rows in the report)")
 def test_block_1_carries_the_first_noun_forward(winograd, winograd_looks, claim_record, claim_figure):
-    claim_record("WINO-09", _rows(winograd, "tired", 0)[:, X_AT].round(2).tolist(), expected=0.70, tolerance="start count, per start: > 0.4",
+    claim_record("WINO-09", _rows(winograd, "tired", 0)[:, X_AT].round(2).tolist(), expected=0.70, tolerance="start count, per start: 0.70 ± 0.15",
                  label="block 1, weight on the first noun (tired), per seed")
     _printed(winograd, 0, "WINO-09", claim_record)
     claim_figure("WINO-09", "winograd_maps", _draw_maps(winograd))
