@@ -199,23 +199,59 @@ def test_a_joint_claims_false_divergence_stays_at_one_parts_rate(monkeypatch):
 
 # ---- every judged number names its rule (docs/reference/statistics.md) -----------------------------------
 
-def _literal_tolerances():
+def _literal_tolerances(with_claim=False):
     """(file:line, text) of every literal ``tolerance=`` given to ``claim_record`` in claims/; an
-    f-string's text is its literal start. A computed tolerance (a name, a call) is left to the
-    suite's ``claim_record``, which checks every call when it runs."""
+    f-string's text is its whole literal part. A computed tolerance (a name, a call) is left to
+    the suite's ``claim_record``, which checks every call when it runs. ``with_claim``: (file:line,
+    claim ID or None, text)."""
     import ast
     from pathlib import Path
     out = []
     for f in sorted((Path(__file__).resolve().parents[1] / "claims").glob("*.py")):
         for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "claim_record":
+                cid = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else None
                 for kw in node.keywords:
-                    v = kw.value
+                    v, text = kw.value, None
                     if kw.arg == "tolerance" and isinstance(v, ast.JoinedStr) and isinstance(v.values[0], ast.Constant):
-                        out.append((f"{f.name}:{node.lineno}", v.values[0].value))
+                        text = "".join(x.value if isinstance(x, ast.Constant) else "{}" for x in v.values)
                     elif kw.arg == "tolerance" and isinstance(v, ast.Constant) and v.value is not None:
-                        out.append((f"{f.name}:{node.lineno}", v.value))
+                        text = v.value
+                    if text is not None:
+                        out.append((f"{f.name}:{node.lineno}", cid, text) if with_claim else (f"{f.name}:{node.lineno}", text))
     return out
+
+
+# Where a judged band may come from (docs/reference/statistics.md): a row of the word table, the
+# precision of the arithmetic, or equality. A band from none of them names its claim in the band
+# audit's "Not changed, with the reason".
+TABLE_ROWS = ("± 5 %", "bare", "± 10 %", "about", "± 3 %", "barely", "± 1 %", "exactly", "esattamente",
+              "rounds to", "half a unit", "printed", "N volte", "[7.5, 8.5)", "[3.5, 4.5)", "gap", "quadrature",
+              "binomial SE", "2 SE", "sampling error", "prints as")
+PRECISION = ("atol", "rtol", "float", "bit-identical", "Fraction", "== ", "ulps", "np.allclose", "relative (float64)")
+
+
+def _band_source(text: str) -> bool:
+    import re
+    if text.strip() in ("exact", "exact (float64)", "exact, rounded to 3 dp"):
+        return True  # equality
+    text = re.sub(r"±(?=\S)", "± ", text)
+    return (any(m in text for m in TABLE_ROWS + PRECISION) or "CI scale" in text  # CI: the weaker form, said so
+            or re.search(r"\de-\d", text) is not None)  # a threshold at the arithmetic's precision
+
+
+@pytest.mark.fast
+def test_every_judged_band_follows_the_word_table_or_names_its_reason():
+    """Each judged record's band comes from a row of the word table or the arithmetic's
+    precision, or its claim is named in the band audit with the reason it differs."""
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "statistics.md").read_text(encoding="utf-8")
+    audit = doc.split("Not changed, with the reason:")[1].split("## ")[0]
+    found = [(w, c, t) for w, c, t in _literal_tolerances(with_claim=True) if rule_of(t) not in (None, "reported")]
+    assert len(found) > 100
+    unexplained = [(w, c, t[:80]) for w, c, t in found
+                   if not _band_source(t) and not (c and c in audit)]
+    assert unexplained == []
 
 
 @pytest.mark.fast
