@@ -25,12 +25,16 @@ def test_prefix_mean_loop_equals_matmul_equals_masked_softmax(T, d, seed):
 
 @pytest.mark.claim("MASK-01")
 def test_chapter_demo_differences_are_float32_noise(claim_record):
+    """Both printed differences, 5.960464477539063e-08 = 2^-24, are one draw of float32 reordering
+    on values near 1: each is judged at a few float32 ulps, the printed digits are that draw's."""
     x = torch.randn(128, 128)
     loop = torch.stack([x[: t + 1].mean(0) for t in range(128)])
+    mat = averaging_matrix(128) @ x
     soft = F.softmax(additive_mask(128), dim=-1) @ x
-    diff = claim_record("MASK-01", (loop - soft).abs().max().item(), expected=5.96e-8,
-                        tolerance="exact: <= 1e-6 (a few float32 ulps)", label="loop vs softmax")
-    assert diff <= 1e-6
+    diffs = [claim_record("MASK-01", (loop - y).abs().max().item(), expected=5.96e-8,
+                          tolerance="exact: <= 1e-6 (a few float32 ulps; the printed 2^-24 is one draw's)",
+                          label=f"loop vs {name}") for name, y in (("matmul", mat), ("softmax", soft))]
+    assert max(diffs) <= 1e-6
 
 
 @pytest.mark.claim("MASK-02")
