@@ -78,3 +78,24 @@ def test_the_mlp_widens_four_times_through_a_gelu(claim_record):
     assert isinstance(ff.act, torch.nn.GELU)
     n = claim_record("MHA-04", count(ff), expected=131_712, tolerance="exact", label="MLP params at d=128")
     assert n == 8 * 128**2 + 5 * 128 == 131_712
+
+
+@pytest.mark.claim("ARCH-03")
+def test_a_block_is_an_mlp_of_two_thirds_two_norms_and_two_additions(claim_record, monkeypatch):
+    """The chapter's full block (the ladder's +layernorm rung: width 128, 4 heads, pre-norm): the
+    MLP's share of the block's weights ("due terzi", read as PARAM-01 reads it), the block's
+    LayerNorms, and the residual sums one forward pass makes."""
+    from experiments.configs import ladder
+    from model import GPT, Block
+
+    block = GPT(ladder()["+layernorm"]).blocks[0]
+    share = claim_record("ARCH-03", count(block.ff) / count(block), expected=2 / 3,
+                         tolerance="exact: in [0.66, 2/3] ('due terzi', as PARAM-01)", label="the MLP's share of a block")
+    norms = claim_record("ARCH-03", sum(isinstance(m, torch.nn.LayerNorm) for m in block.modules()), expected=2,
+                         tolerance="exact", label="LayerNorms in a block")
+    sums = []
+    join = Block._join
+    monkeypatch.setattr(Block, "_join", lambda self, x, y: sums.append(self.residual) or join(self, x, y))
+    block(torch.randn(1, 8, 128))
+    adds = claim_record("ARCH-03", sum(sums), expected=2, tolerance="exact", label="residual additions in a forward pass")
+    assert 0.66 <= share <= 2 / 3 and norms == 2 and adds == 2
