@@ -573,6 +573,9 @@ SQRT11_STD = (5147 * 0.95, 5147 * 1.05)  # a trained number printed bare: +-5 % 
 # "99,9 % delle righe" of 16 x 128 probe rows: at least 99.9 % less 2 SE (a share cannot exceed 1,
 # so the band is one-sided: the mean's interval above its lower edge)
 SQRT11_SAT = (0.999 - two_se(0.999, 16 * 128), np.inf)
+# "l'entropia dell'attention cade a zero": zero in words, read as the exactly row reads one token,
+# a row's effective tokens within 1 % of 1, so the mean entropy below ln 1.01 nats
+SQRT11_ENTROPY = math.log(1.01)
 
 
 def sqrt11_rule(runs, checkpoint="final", level=0.90):
@@ -582,10 +585,13 @@ def sqrt11_rule(runs, checkpoint="final", level=0.90):
     if checkpoint != "final":
         raise ValueError("SQRT-11 reads the attention trace at the last step")
     std = np.array(_attention(runs, "nodiv-1024", "score_std", -1))
+    ent = np.array(_attention(runs, "nodiv-1024", "entropy", -1))
     sat = np.array(_attention(runs, "nodiv-1024", "saturated", -1))
     shown, holds = joint([(std, lambda lo, hi: within(lo, hi, SQRT11_STD)),
+                          (ent, below(SQRT11_ENTROPY)),
                           (sat, lambda lo, hi: within(lo, hi, SQRT11_SAT))], level)
-    return {"score std": [round(x, 1) for x in shown[0]], "saturated": [round(x, 4) for x in shown[1]]}, holds
+    return {"score std": [round(x, 1) for x in shown[0]], "entropy": [round(x, 4) for x in shown[1]],
+            "saturated": [round(x, 4) for x in shown[2]]}, holds
 
 
 @pytest.mark.gpu
@@ -599,12 +605,16 @@ def test_the_undivided_head_runs_away_and_saturates_at_full_scale(sqrt_full, cla
     claim_record("SQRT-11", np.round(_attention(sqrt_full, "nodiv-1024", "saturated", -1), 3),
                  expected=0.999, tolerance="reported",
                  label="undivided d_k=1024: rows with max weight > 0.99 at the end (full), per seed")
+    claim_record("SQRT-11", np.round(_attention(sqrt_full, "nodiv-1024", "entropy", -1), 4), expected=0,
+                 tolerance="reported", label="undivided d_k=1024: mean attention entropy at the end (full, nats), per seed")
     value, holds = sqrt11_rule(sqrt_full)
-    claim_record("SQRT-11", value, expected={"score std": 5147, "saturated": 0.999},
+    claim_record("SQRT-11", value, expected={"score std": 5147, "entropy": 0, "saturated": 0.999},
                  tolerance=f"joint: each 90 % interval of the seed mean inside its band (score std "
-                           f"[{SQRT11_STD[0]:.0f}, {SQRT11_STD[1]:.0f}], +-5 %; saturated above {SQRT11_SAT[0]:.4f}, 2 SE)",
+                           f"[{SQRT11_STD[0]:.0f}, {SQRT11_STD[1]:.0f}], +-5 %; entropy below ln 1.01 = "
+                           f"{SQRT11_ENTROPY:.4f} nats, 'a zero' as exactly one token; saturated above "
+                           f"{SQRT11_SAT[0]:.4f}, 2 SE)",
                  label="undivided d_k=1024 at the end (full): mean, lo, hi")
-    judge("SQRT-11", holds, "the undivided head's score std reaches 5147 and 99.9 % of rows saturate")
+    judge("SQRT-11", holds, "the undivided head's score std reaches 5147, its entropy falls to zero and 99.9 % of rows saturate")
 
 
 @pytest.mark.gpu
