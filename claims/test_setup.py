@@ -42,6 +42,34 @@ def test_ladder_budget_is_the_documents(claim_record):
     assert epochs == pytest.approx(59.4, abs=0.05)  # far from one pass: overfitting is possible
 
 
+@pytest.mark.fast
+@pytest.mark.claim("CORP-03")
+def test_the_trainer_steps_adamw_and_scores_the_held_out_split(claim_record, monkeypatch):
+    """"passi di AdamW … La perplexity è calcolata sullo split tenuto da parte": one step of the
+    suite's trainer on a tiny model, watching which optimizer it builds and which tokens it scores."""
+    import torch
+    from dataclasses import replace
+    from experiments import train as trainer
+    built, scored = [], []
+
+    class Watched(torch.optim.AdamW):
+        def __init__(self, *a, **kw):
+            built.append(type(self).__mro__[1].__name__)
+            super().__init__(*a, **kw)
+
+    windows = trainer.windows
+    monkeypatch.setattr(trainer.torch.optim, "AdamW", Watched)
+    monkeypatch.setattr(trainer, "windows", lambda tokens, *a: scored.append(tokens.clone()) or windows(tokens, *a))
+    cfg = replace(shakespeare_config(), vocab_size=16, block_size=8, d_model=16, n_layer=1, n_head=1)
+    train_tokens, held_out = np.arange(200) % 8, 8 + np.arange(100) % 8  # disjoint vocabularies
+    trainer.train(cfg, replace(SHAKESPEARE_FULL, steps=1, batch_size=2, eval_every=0), train_tokens, held_out, log=None)
+    opt = claim_record("CORP-03", built, expected=["AdamW"], tolerance="exact", label="the optimizer the trainer builds")
+    assert opt == ["AdamW"]
+    val = claim_record("CORP-03", bool((scored[0] >= 8).all().item()), expected=True, tolerance="exact",
+                       label="the perplexity's windows come from the held-out split only")
+    assert val
+
+
 # ---- the corpus and the tokenizer ---------------------------------------------------------
 
 
