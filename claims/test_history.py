@@ -107,3 +107,37 @@ def test_the_averaging_matmul_matches_its_loop_in_float32(claim_record):
     claim_record("HIST-05", (mat - loop).abs().max().item(), tolerance="exact: atol 1e-6, rtol 0: float32 reordering",
                  label="T=128: max |one matmul - per-position loop|")
     torch.testing.assert_close(mat, loop, rtol=0, atol=1e-6)  # float32 reorder
+
+
+# ---- ARCH-01: the 2017 encoder-decoder, as PyTorch builds it ---------------------------------
+
+@pytest.mark.claim("ARCH-01")
+def test_the_encoder_is_unmasked_the_decoder_causal_and_cross_attention_asks_from_the_decoder(claim_record):
+    """On torch.nn.Transformer with the 2017 layout (the causal target mask its own
+    generate_square_subsequent_mask gives): moving the source's last token moves the encoder's
+    first output (unmasked); moving the target's last token leaves the decoder's earlier outputs
+    unchanged (causal); the cross-attention's queries are the decoder's positions and its keys
+    the encoder's (a source of 7 tokens, a target of 5)."""
+    torch.manual_seed(0)
+    net = torch.nn.Transformer(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                               dim_feedforward=32, dropout=0.0, batch_first=True).double().eval()
+    src, tgt = torch.randn(1, 7, 16, dtype=torch.float64), torch.randn(1, 5, 16, dtype=torch.float64)
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(5, dtype=torch.float64)
+    src2, tgt2 = src.clone(), tgt.clone()
+    src2[0, -1] += 1.0
+    tgt2[0, -1] += 1.0
+    seen = {}
+    cross = net.decoder.layers[0].multihead_attn
+    hook = cross.register_forward_pre_hook(lambda m, args, kw: seen.update(q=args[0].shape[1], k=args[1].shape[1]),
+                                           with_kwargs=True)
+    with torch.no_grad():
+        enc, enc2 = net.encoder(src), net.encoder(src2)
+        out, out2 = net(src, tgt, tgt_mask=causal), net(src, tgt2, tgt_mask=causal)
+    hook.remove()
+    reach = claim_record("ARCH-01", (enc[0, 0] - enc2[0, 0]).abs().max().item(), tolerance="exact: > 1e-6",
+                         label="encoder: change of position 0's output when the last source token moves")
+    leak = claim_record("ARCH-01", (out[0, :-1] - out2[0, :-1]).abs().max().item(), tolerance="exact: <= 1e-12 (float64)",
+                        label="decoder: change of earlier outputs when the last target token moves")
+    shapes = claim_record("ARCH-01", seen, expected={"q": 5, "k": 7}, tolerance="exact",
+                          label="cross-attention: query positions (decoder's) and key positions (encoder's)")
+    assert reach > 1e-6 and leak <= 1e-12 and shapes == {"q": 5, "k": 7}

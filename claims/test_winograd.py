@@ -27,6 +27,24 @@ from suite.catalogue import WINO_LOOKS, WINOGRAD
 
 
 @pytest.mark.fast
+@pytest.mark.claim("WINO-01")
+def test_each_pair_differs_in_one_word_and_that_word_moves_the_referent(claim_record):
+    """"coppie di frasi identiche tranne che per una parola, dove quella parola decide a cosa si
+    riferisce un pronome", on the task's generator: for every ordered pair of nouns and every
+    crosser/crossed adjective, the two sentences as posed (up to the scored position) differ in
+    the adjective alone, and the referent flips between the two nouns."""
+    pairs = [(Example(x, y, a), Example(x, y, b)) for x in NOUNS for y in NOUNS if x != y
+             for a in CROSSER for b in CROSSED]
+    one_word = [sum(u != v for u, v in zip(e.words()[:QUERY_AT + 1], f.words()[:QUERY_AT + 1])) for e, f in pairs]
+    flips = [{e.ref, f.ref} == {e.x, e.y} for e, f in pairs]
+    n = claim_record("WINO-01", sum(d == 1 for d in one_word), expected=len(pairs), tolerance="exact",
+                     label=f"pairs differing in exactly one word, of {len(pairs)}")
+    k = claim_record("WINO-01", sum(flips), expected=len(pairs), tolerance="exact",
+                     label=f"pairs whose one word moves the referent to the other noun, of {len(pairs)}")
+    assert n == k == len(pairs) == 16 * 15 * 4 * 4
+
+
+@pytest.mark.fast
 @pytest.mark.claim("WINO-03")
 def test_sixteen_nouns_fill_either_slot_and_adjectives_split_by_role(claim_record):
     assert len(NOUNS) == len(set(NOUNS)) == 16
