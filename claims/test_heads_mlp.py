@@ -99,3 +99,22 @@ def test_a_block_is_an_mlp_of_two_thirds_two_norms_and_two_additions(claim_recor
     block(torch.randn(1, 8, 128))
     adds = claim_record("ARCH-03", sum(sums), expected=2, tolerance="exact", label="residual additions in a forward pass")
     assert 0.66 <= share <= 2 / 3 and norms == 2 and adds == 2
+
+
+@pytest.mark.claim("MHA-01")
+@given(logits=st.lists(st.floats(-30, 30), min_size=3, max_size=64))
+def test_one_softmax_row_cannot_be_concentrated_on_three_places(logits):
+    """"una distribuzione di probabilità non può essere concentrata in tre posti": a row that
+    concentrates on a place gives it more than half its weight, and at most one place can have
+    that; the most a row can give each of three places at once is a third."""
+    w = torch.softmax(torch.tensor(logits, dtype=torch.float64), 0)
+    assert int((w > 0.5).sum()) <= 1
+    assert torch.topk(w, 3).values.min().item() <= 1 / 3 + 1e-12
+
+
+@pytest.mark.claim("MHA-01")
+def test_the_bound_is_reached_only_by_a_third_each(claim_record):
+    w = torch.softmax(torch.tensor([5.0, 5.0, 5.0] + [-1e9] * 13, dtype=torch.float64), 0)
+    third = claim_record("MHA-01", torch.topk(w, 3).values.min().item(), expected=1 / 3, tolerance="exact: rtol 1e-12 (float64)",
+                         label="three places at once: the most each can hold")
+    assert third == pytest.approx(1 / 3, rel=1e-12) and third < 0.5  # spread, not concentrated
