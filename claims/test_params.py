@@ -193,3 +193,28 @@ def test_almost_a_third_is_the_embedding_table(claim_record, claim_diagnosis):
                          tolerance=f"exact: a third ± 3 % [{PARAM12_BAND[0]:.4f}, {PARAM12_BAND[1]:.4f}] "
                                    "('quasi', the word table's barely row)")
     assert PARAM12_BAND[0] <= share <= PARAM12_BAND[1]
+
+
+@pytest.mark.claim("DEPTH-02")
+def test_the_chapters_block_computes_what_gpt2s_block_computes(claim_record):
+    """"La distanza … non è architetturale", in the form a test can take: with GPT-2's weights
+    copied in, our block (gpt2_small_config at a width of 64, 4 heads) computes what Hugging Face's
+    GPT2Block computes, in float64; what separates them from larger models is width, depth and
+    data (GPT-2 small's own count is PARAM-11's)."""
+    tf = _hf()
+    torch.manual_seed(0)
+    hf = tf.GPT2Model(tf.GPT2Config(n_embd=64, n_head=4, n_layer=1, n_positions=32, resid_pdrop=0.0,
+                                    embd_pdrop=0.0, attn_pdrop=0.0)).double().eval().h[0]
+    ours = GPT(gpt2_small_config(d_model=64, n_head=4, n_layer=1, block_size=32, dropout=0.0)).double().eval().blocks[0]
+    pairs = [(ours.ln_mix_in, hf.ln_1, False), (ours.ln_ff_in, hf.ln_2, False), (ours.mix.qkv, hf.attn.c_attn, True),
+             (ours.mix.proj, hf.attn.c_proj, True), (ours.ff.fc, hf.mlp.c_fc, True), (ours.ff.proj, hf.mlp.c_proj, True)]
+    with torch.no_grad():
+        for mine, theirs, conv1d in pairs:  # Hugging Face's Conv1D stores (in, out)
+            mine.weight.copy_(theirs.weight.T if conv1d else theirs.weight)
+            mine.bias.copy_(theirs.bias)
+        x = torch.randn(2, 10, 64, dtype=torch.float64)
+        out = hf(x)
+        diff = ((out[0] if isinstance(out, tuple) else out) - ours(x)).abs().max().item()
+    d = claim_record("DEPTH-02", diff, tolerance="exact: atol 1e-12 (float64)",
+                     label=f"our block against transformers {tf.__version__}'s GPT2Block, GPT-2's weights copied in")
+    assert d <= 1e-12
