@@ -141,3 +141,11 @@ def test_the_encoder_is_unmasked_the_decoder_causal_and_cross_attention_asks_fro
     shapes = claim_record("ARCH-01", seen, expected={"q": 5, "k": 7}, tolerance="exact",
                           label="cross-attention: query positions (decoder's) and key positions (encoder's)")
     assert reach > 1e-6 and leak <= 1e-12 and shapes == {"q": 5, "k": 7}
+
+
+@pytest.mark.claim("HIST-04")
+def test_bahdanau_came_three_years_before_the_transformer(claim_record):
+    """"nel 2014, tre anni prima del transformer": the chapter's own dates, 2014 here and "il
+    paper del 2017" (L140, L187) for the transformer. The bibliography itself is not tested."""
+    gap = claim_record("HIST-04", 2017 - 2014, expected=3, tolerance="exact", label="2017 - 2014, years")
+    assert gap == 3
