@@ -394,7 +394,7 @@ def test_record_pending_fills_the_budget_from_measured_step_rates(monkeypatch):
               ("norm", "", "post+warmup", (1, 2)), ("ladder", "", "+mlp", (1,))]
     steps = {"pre": 1000, "post": 1000, "mean": 3000, "post+warmup": 1000, "+mlp": 300}
     rate = {"norm": 0.1, "ladder": 0.05}  # seconds per step, as this fake machine trains
-    monkeypatch.setattr(recording, "pending", lambda: groups)
+    monkeypatch.setattr(recording, "ranked_rows", lambda: [((), 0.0, None, *g) for g in groups])
     monkeypatch.setattr(recording, "_steps", lambda fam, point, arm: steps[arm])
     trained, said = [], []
 
@@ -409,6 +409,19 @@ def test_record_pending_fills_the_budget_from_measured_step_rates(monkeypatch):
     assert trained == ["pre", "post", "post+warmup"]
     assert said[-1].startswith("budget: 20 s left, 2 group(s) not started (predicted from the step rates measured "
                                "here): ladder/-/mean seeds [1] (~300 s); ladder/-/+mlp seeds [1] (~30 s)")
+
+
+@pytest.mark.fast
+def test_record_pending_trains_in_the_order_pending_prints():
+    """`pending` prints most claims decided per CPU-hour first, a look's rows together; `--record`
+    trains in that order, and over the same rows."""
+    ranked = recording.ranked_rows()
+    per_look = {}
+    for claims, hours, *_ in ranked:
+        per_look[claims] = per_look.get(claims, 0.0) + hours
+    keys = [-(len(c) / per_look[c]) if c and per_look[c] else 0.0 for c, *_ in ranked]
+    assert keys == sorted(keys)
+    assert sorted(map(repr, (r[2:] for r in ranked))) == sorted(map(repr, recording.pending_rows()))
 
 
 @pytest.mark.fast

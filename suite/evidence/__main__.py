@@ -59,22 +59,15 @@ def _parser(families, recording) -> argparse.ArgumentParser:
 
 def _pending(recording, lab, winograd) -> None:
     """Every record the scales, schedules and grids ask for, most claims decided per CPU-hour
-    first: its one-thread CPU hours (from the recorded runs' own walls) and the claims its look
-    decides (catalogue.SCHEDULED; '-' where no schedule names them yet)."""
-    rows = []
-    for scale, fam, point, arm, seeds in recording.pending_rows():
-        hours = recording.cost_s(fam, point, arm, seeds) / 3600
-        rows.append((recording.claims_of(scale), hours, f"{fam:<12} {point or scale.name:<40} {arm:<14} "
-                                                        f"seeds {','.join(map(str, seeds))}"))
+    first, the order ``--record`` trains them in (``recording.ranked_rows``): its one-thread CPU
+    hours (from the recorded runs' own walls) and the claims its look decides
+    (catalogue.SCHEDULED; '-' where no schedule names them yet)."""
+    rows = [(claims, hours, f"{fam:<12} {point or scale.name:<40} {arm:<14} seeds {','.join(map(str, seeds))}")
+            for claims, hours, scale, fam, point, arm, seeds in recording.ranked_rows()]
     from suite.evidence import measured
     other = [f"{'lab':<12} {s.name:<40} {arm}  (CPU: {lab.COMMAND})" for s, arm in lab.pending()]
     other += [f"{'winograd':<12} {s.name:<40} {t}/{k}  (CPU: {winograd.COMMAND})" for s, (t, k) in winograd.pending()]
     other += [f"{'measured':<12} {s.name:<40} -  (CPU: {measured.COMMAND} {s.name})" for s in measured.pending()]
-    # claims per CPU-hour, a scale's rows kept together: the rate of its look, whose arms decide together
-    look = {}
-    for claims, hours, _ in rows:
-        look[claims] = look.get(claims, 0.0) + hours
-    rows.sort(key=lambda r: (-(len(r[0]) / look[r[0]]) if r[0] and look[r[0]] else 0.0))
     total = 0.0
     print(f"{'CPU h':>6} {'sum':>6}  claims its look decides | record")
     for claims, hours, text in rows:

@@ -162,6 +162,18 @@ def pending_rows() -> list[tuple]:
     return out
 
 
+def ranked_rows() -> list[tuple]:
+    """``pending_rows`` as ``(claims, CPU hours, scale, family, point, arm, seeds)``, most claims
+    decided per CPU-hour first, a scale's rows kept together (the arms of one look decide
+    together): the order ``pending`` prints and ``record_pending`` records."""
+    rows = [(claims_of(scale), cost_s(fam, point, arm, seeds) / 3600, scale, fam, point, arm, seeds)
+            for scale, fam, point, arm, seeds in pending_rows()]
+    look = {}
+    for claims, hours, *_ in rows:
+        look[claims] = look.get(claims, 0.0) + hours
+    return sorted(rows, key=lambda r: -(len(r[0]) / look[r[0]]) if r[0] and look[r[0]] else 0.0)
+
+
 # The default budget of ``record_pending``, in seconds of training: on a lent GPU
 # (tools/device_evidence.sh), 420 s leaves the machine's start and the transfers inside an
 # 8-minute share of a session's 15 device minutes, with time to rerun once.
@@ -174,14 +186,14 @@ def _steps(fam: str, point: str, arm: str) -> int:
 
 
 def record_pending(device="cuda", budget_s: float = RECORD_BUDGET_S, stack=True, log=print) -> list[Path]:
-    """Record what ``pending()`` lists, in its order, inside the budget. Each group's time is
+    """Record what ``pending`` prints, in its order (``ranked_rows``), inside the budget. Each group's time is
     predicted from the step rate measured on the groups before it (its family's, else the
     slowest seen): a group that would overrun is passed over for the next that fits, so the
     budget is spent, not left at the first large group."""
     start, written = time.perf_counter(), []
     per_step: dict[str, float] = {}  # family -> seconds per step, as measured here
     skipped = []
-    for fam, point, arm, seeds in pending():
+    for *_, fam, point, arm, seeds in ranked_rows():
         steps = _steps(fam, point, arm)
         left = budget_s - (time.perf_counter() - start)
         rate = per_step.get(fam, max(per_step.values(), default=0.0))
