@@ -78,6 +78,18 @@ def test_the_attention_matrix_column_is_8_heads_n2_times_4_bytes(claim_record):
         assert t.element_size() * t.numel() / 2**20 == TABLE[n][2]
 
 
+@pytest.mark.fast
+@pytest.mark.claim("COST-02")
+def test_the_peak_bytes_do_not_move_between_runs(claim_record):
+    """"conteggi di byte dell'allocator e non si muovono": the layer's peak bytes at 128 tokens,
+    on the CPU (torch's profiler; the chapter's card is a GPU), over two seeds and a repeat."""
+    from experiments.cost import peak_memory
+    peaks = [peak_memory(128, seed=s) for s in (0, 1, 0)]
+    spread = claim_record("COST-02", max(peaks) - min(peaks), expected=0, tolerance="exact",
+                          label=f"peak bytes at n = 128 (CPU), seeds 0, 1 and 0 again: spread (peak {peaks[0]:,} B)")
+    assert spread == 0
+
+
 def _ratio_range(a, b, half_ulp):
     """The ratio b/a can take when a and b were printed rounded to +-half_ulp."""
     return (b - half_ulp) / (a + half_ulp), (b + half_ulp) / (a - half_ulp)
