@@ -524,7 +524,7 @@ test_norm07_diagnosis = diagnosis_test(NORM_GRIDS["NORM-07"], norm07_rule)
 
 # ---- NORM-08: how the gradient at initialisation scales with depth ----------------------------
 
-NORM08_DEPTHS, NORM08_SEEDS = (2, 16), tuple(range(5))
+NORM08_DEPTHS = (2, 16)
 
 
 def _last_block_grad(norm: str, n_layer: int, seed: int) -> float:
@@ -551,7 +551,8 @@ def test_post_norms_gradient_at_init_scales_with_depth_as_pre_norms_does_not(cla
     not): per seed, log(post / pre) of the last block's gradient norm grows from 2 to 16 blocks;
     the 90 % interval of the mean paired growth above 0 (comparison). The rule was written
     before the sweep first ran."""
-    r = {L: np.array([np.log(_last_block_grad("post", L, s) / _last_block_grad("pre", L, s)) for s in NORM08_SEEDS])
+    from suite.settings import seeds
+    r = {L: np.array([np.log(_last_block_grad("post", L, s) / _last_block_grad("pre", L, s)) for s in seeds(*range(5))])
          for L in NORM08_DEPTHS}
     for L in NORM08_DEPTHS:
         claim_record("NORM-08", np.round(np.exp(r[L]), 3), tolerance="reported",
