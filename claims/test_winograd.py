@@ -6,7 +6,7 @@ import torch
 
 from model import GPT
 from experiments.winograd import (ADJ_AT, ADJECTIVES, BATCH, CROSSED, CROSSER, NOUNS, QUERY_AT, REF_AT, X_AT, Y_AT,
-                            Example, all_fixed_sentences, fixed_task, format_row,
+                            Example, all_fixed_sentences, attention_rows, fixed_task, format_row,
                             leaky_task, model_config)
 from claimcheck import diverges
 from claimcheck.rules import (
@@ -101,6 +101,30 @@ def test_a_uniform_average_puts_0_067_on_each_of_15_tokens(claim_record):
     prefix = Example("animal", "street", "tired").words()[:QUERY_AT + 1]
     assert len(prefix) == 15
     assert round(claim_record("WINO-08", 1 / len(prefix), expected=0.067, tolerance="exact: rounds to 3 dp"), 3) == 0.067
+
+
+@pytest.mark.fast
+@pytest.mark.claim("WINO-13")
+def test_the_maps_average_each_blocks_four_heads_at_the_referent_naming_position(claim_record):
+    """"l'attention alla posizione che deve nominare il referente, mediata sulle quattro heads di
+    ogni block": the maps' code (experiments.winograd.attention_rows) on a two-block model of the
+    task, against the per-head weights it reads."""
+    from model import capture_attention
+    task = fixed_task()
+    torch.manual_seed(0)
+    m = GPT(model_config(task, "2-blocks")).double()
+    e = Example("animal", "street", "tired")
+    rows = attention_rows(m, task, e)
+    with capture_attention(m) as maps, torch.no_grad():
+        m.eval()
+        m(task.encode([e])[:, :QUERY_AT + 1])
+    heads = claim_record("WINO-13", [mp.weights.shape[1] for mp in maps], expected=[4, 4], tolerance="exact",
+                         label="heads per block (2 blocks)")
+    gap = claim_record("WINO-13", max((r - mp.weights[0, :, QUERY_AT, :].mean(0)).abs().max().item() for r, mp in zip(rows, maps)),
+                       tolerance="exact: atol 1e-12 (float64)", label="the maps' row against the mean of the 4 heads' rows")
+    named = claim_record("WINO-13", e.words()[QUERY_AT + 1], expected=e.ref, tolerance="exact",
+                         label="the word predicted from the maps' position (the referent)")
+    assert heads == [4, 4] and gap <= 1e-12 and named == e.ref
 
 
 def _block1_rows():
