@@ -97,3 +97,26 @@ def test_the_head_has_three_bias_free_projections_and_works_below_the_window():
     head = MultiHeadAttention(128, n_head=1, w_o=False)
     assert count(head) == 3 * 128 * 128
     assert head(torch.randn(2, 5, 128)).shape == (2, 5, 128)  # T < window: the mask is sliced
+
+
+@pytest.mark.claim("QKV-04")
+def test_the_value_is_a_third_map_that_copies_without_changing_what_is_matched(claim_record):
+    """"apprendi una terza mappa, v_i = W_v x_i, il value, e somma quelli": changing W_v leaves the
+    attention weights as they were and changes only what is summed, and the output is then the
+    weighted sum of the new W_v x_i."""
+    from model import capture_attention
+    torch.manual_seed(0)
+    head = MultiHeadAttention(16, n_head=1, w_o=False).double()
+    x = torch.randn(1, 6, 16, dtype=torch.float64)
+    with capture_attention(head) as before, torch.no_grad():
+        head(x)
+    with torch.no_grad():
+        head.qkv.weight[32:] = torch.randn(16, 16, dtype=torch.float64)  # W_v: the third 16 rows
+        with capture_attention(head) as after:
+            y = head(x)
+    w = after[0].weights[0, 0]  # (T, T)
+    moved = claim_record("QKV-04", (before[0].weights - w).abs().max().item(), tolerance="exact: atol 1e-15 (float64)",
+                         label="attention weights after W_v changes")
+    summed = claim_record("QKV-04", (y[0] - w @ (x[0] @ head.qkv.weight[32:].T)).abs().max().item(),
+                          tolerance="exact: atol 1e-12 (float64)", label="output against sum_j w_ij W_v x_j")
+    assert moved <= 1e-15 and summed <= 1e-12
