@@ -518,3 +518,19 @@ def test_on_cuda_the_scores_hit_the_memory_wall_where_the_arithmetic_says(cuda_c
     finally:
         torch.cuda.set_per_process_memory_fraction(1.0, device)
         torch.cuda.empty_cache()
+
+
+@pytest.mark.fast
+@pytest.mark.claim("COST-10")
+def test_the_cost_layer_is_the_tables_configuration(claim_record):
+    """"Un layer di attention, larghezza 512, 8 heads, batch di uno, float32": the layer the cost
+    claims time and measure (experiments.cost), as built; the card is the chapter's own."""
+    from experiments.cost import Layer, _layer
+    cfg = CostConfig()
+    layer, x = _layer(128, cfg, torch.device("cpu"), 0)
+    built = claim_record("COST-10", {"width": layer.qkv.in_features, "heads": cfg.n_head, "batch": x.shape[0],
+                                     "dtype": str(x.dtype).replace("torch.", "")},
+                         expected={"width": 512, "heads": 8, "batch": 1, "dtype": "float32"}, tolerance="exact",
+                         label="the cost layer as built (experiments.cost)")
+    assert isinstance(layer, Layer) and built == {"width": 512, "heads": 8, "batch": 1, "dtype": "float32"}
+    assert all(p.dtype == torch.float32 for p in layer.parameters())
