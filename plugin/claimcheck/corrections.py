@@ -61,6 +61,7 @@ def number(x: float, spec: str, language: str, code: bool = False) -> str:
     if code:
         return text
     decimal, thousands = NUMBER_STYLE.get(language, NUMBER_STYLE["en"])
+    text = text.replace("-", "\u2212")  # prose takes the minus sign, not the hyphen
     if text.endswith("%") and decimal == ",":  # "27,9 %": a space before the sign where commas are decimal
         text = text[:-1] + "\u00a0%"
     return text.replace(",", "\0").replace(".", decimal).replace("\0", thousands)
@@ -103,9 +104,17 @@ def fill(template: str, measured, language: str) -> str:
         if name not in fields:
             raise CorrectionError(f"the correction names {{{name}}}, and its subject records only "
                                   + ", ".join(f"{{{k}}}" for k in fields))
-        if conv not in (None, "c"):
-            raise CorrectionError(f"{{{name}!{conv}}}: the one conversion is !c (a number as code prints it)")
-        out.append(number(fields[name], spec or "", language, code=conv == "c"))
+        if conv not in (None, "c", "n", "p"):
+            raise CorrectionError(f"{{{name}!{conv}}}: the conversions are !c (a number as code prints it), !n and "
+                                  "!p (a negative or positive number written as its size, for words that carry "
+                                  "the sign: 'inferiore del {mean!n:.0%}')")
+        x = fields[name]
+        if conv in ("n", "p"):
+            if (x < 0) != (conv == "n") or x == 0:
+                raise CorrectionError(f"{{{name}!{conv}}}: the template's words say the number is "
+                                      f"{'negative' if conv == 'n' else 'positive'}, and it measures {x:+.4g}")
+            x = abs(x)
+        out.append(number(x, spec or "", language, code=conv == "c"))
     return "".join(out)
 
 

@@ -30,8 +30,18 @@ def test_a_template_reads_an_interval_a_dict_of_them_and_code_style():
     assert fill("perplexity   {pre.mean!c:.2f}, post {post.hi:.0f}", four, "it") == "perplexity   51.79, post 319"
     with pytest.raises(CorrectionError, match=r"names \{pre\}, and its subject records only \{pre.mean\}"):
         fill("{pre}", four, "it")
-    with pytest.raises(CorrectionError, match="the one conversion is !c"):
+    with pytest.raises(CorrectionError, match="the conversions are !c"):
         fill("{pre.mean!r}", four, "it")
+
+
+def test_words_that_carry_the_sign_write_its_size_and_refuse_the_other_sign():
+    """"inferiore del 18 %", not "-18,3 %"; a minus sign, never a hyphen, where prose has one."""
+    gap = [-0.183, -0.21, -0.156]
+    assert fill("inferiore del {mean!n:.0%}", gap, "it") == "inferiore del 18\u00a0%"
+    assert fill("{mean:+.1%}", gap, "it") == "\u221218,3\u00a0%"
+    assert fill("{mean!c:+.3f}", gap, "it") == "-0.183"  # code keeps what a program prints
+    with pytest.raises(CorrectionError, match=r"say the number is positive, and it measures -0.183"):
+        fill("superiore del {mean!p:.0%}", gap, "it")
 
 
 def _claim(kind, **kw):
