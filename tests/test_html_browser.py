@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _fast_run_of_the_suite(registry) -> dict:
     """The report of a `pytest -m fast` run, without running it: fast tests pass (or diverge
-    where marked), the others are skipped. Enough to fill all 139 rows with several statuses."""
+    where marked), the others are skipped. Enough to fill all 142 rows with several statuses."""
     tests = {}
     for t in read(ROOT, ["claims", "tests"]):
         fast = t.tiers == ("fast",)
