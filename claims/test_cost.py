@@ -78,10 +78,10 @@ def test_the_attention_matrix_column_is_8_heads_n2_times_4_bytes(claim_record):
         assert t.element_size() * t.numel() / 2**20 == TABLE[n][2]
 
 
-@pytest.mark.slow
+@pytest.mark.fast
 @pytest.mark.scale("analytic")
 @pytest.mark.claim("COST-02")
-def test_the_peak_bytes_do_not_move_between_runs(claim_record):  # slow: the profiler takes seconds to start
+def test_the_peak_bytes_do_not_move_between_runs(claim_record):  # about 1 s: the profiler starts
     """"conteggi di byte dell'allocator e non si muovono": the layer's peak bytes at 128 tokens,
     on the CPU (torch's profiler; the chapter's card is a GPU), over two seeds and a repeat."""
     from experiments.cost import peak_memory

@@ -542,7 +542,7 @@ def _last_block_grad(norm: str, n_layer: int, seed: int) -> float:
     return torch.sqrt(sum((p.grad ** 2).sum() for p in model.blocks[-1].parameters())).item()
 
 
-@pytest.mark.slow
+@pytest.mark.fast
 @pytest.mark.scale("analytic")
 @pytest.mark.claim("NORM-08")
 def test_post_norms_gradient_at_init_scales_with_depth_as_pre_norms_does_not(claim_record):
