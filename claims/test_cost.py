@@ -156,6 +156,22 @@ def test_16384_tokens_need_8_gib_of_scores(claim_record):
     assert scores * 2**30 > 8e9  # more than an "8 GB" card holds, before the model or the weights
 
 
+
+@pytest.mark.fast
+@pytest.mark.claim("COST-08")
+def test_a_throttle_from_1785_to_under_300_mhz_accounts_for_seven_to_ten_times(claim_record):
+    """"fa throttling da 1.785 MHz a meno di 300 MHz …, quindi una run a freddo … torna sette-dieci
+    volte più veloce": the laptop is not here, so only the "quindi" is checked. The same code bound
+    by its clock runs in time proportional to 1 / clock, so a throttle to f < 300 MHz makes a cold
+    run 1785 / f > 5.95 times faster; each end of "sette-dieci" must need a clock under 300 MHz.
+    Rule written before the test first ran."""
+    clocks = {x: 1785 / x for x in (7, 10)}  # the hot clock each speedup implies, MHz
+    floor = claim_record("COST-08", 1785 / 300, tolerance="exact: below 7, the stated range's low end",
+                         label="the least speedup a throttle from 1,785 to under 300 MHz gives")
+    claim_record("COST-08", {f"{x}x": round(f, 1) for x, f in clocks.items()}, expected="under 300 MHz",
+                 tolerance="exact: each < 300", label="the hot clock (MHz) each end of 'sette-dieci' implies")
+    assert floor < 7 and all(f < 300 for f in clocks.values())
+
 # ---- tiled attention (FlashAttention's idea) -----------------------------------------------
 
 from hypothesis import given  # noqa: E402

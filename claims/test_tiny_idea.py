@@ -255,3 +255,48 @@ def test_the_labs_model_is_one_causal_pre_norm_block_predicting_the_next_charact
     assert rec["loss"][0][0] == pytest.approx(expected.item(), rel=1e-12)
 
 
+
+
+# ---- TINY-29: the block with random weights, and the counting neighbour -------------------------
+
+@pytest.mark.scale("analytic")
+@pytest.mark.claim("TINY-29")
+def test_the_block_with_random_weights_knows_nothing_and_the_neighbour_only_counts(claim_record):
+    """"blok transformera miał losowe wagi i niczego nie umiał": lesson 12's block is not in the
+    lab, so the lab's own block stands in ("ten sam rodzaj bloku"), at its random initialisation,
+    on the main excerpt's validation text by the lab's protocol. "niczego" is read against the
+    chapter's own "model bez żadnej wiedzy" (34): on every one of ten seeds the perplexity is at
+    least 34 less 3 % ("niczego", the barely row). "Obok stoi model, który tylko zlicza trójki
+    znaków": the 3-gram's probabilities are its triple counts and nothing else. Rule written
+    before the test first ran."""
+    from collections import Counter
+
+    from experiments.data import CorpusUnavailable
+    from experiments.ngram import NGram
+    from experiments.polish_lab import _perplexities
+    from model.stack import Stack
+    from suite.catalogue import TINY_LAB
+    from suite.lab_scale import _excerpts
+    from suite.settings import seeds
+    try:
+        ex = _excerpts(1)[0]
+    except CorpusUnavailable as e:
+        no_corpus(e)
+    cfg, ss = TINY_LAB.config, seeds(*range(10))
+    stack = Stack(cfg.model(), ss, dtype=getattr(torch, cfg.dtype))
+    val = torch.from_numpy(np.stack([ex.ids("val")] * len(ss)))  # (10, n): every model, the same text
+    ppl = np.array(_perplexities(stack, val))
+    claim_record("TINY-29", np.round(ppl, 3), expected=34,
+                 tolerance="exact: every seed >= 34 x 0.97 = 32.98 ('niczego': the barely row, against the "
+                           "chapter's own 34 for a model without any knowledge)",
+                 label=f"the lab's block at random init, main excerpt's validation perplexity, seeds {ss[0]}-{ss[-1]}")
+    # the neighbour: p(c | a b) = (n(a b c) + k) / (n(a b) + 34 k), from a plain count of the train text
+    tr = ex.ids("train").tolist()
+    g = NGram(3, 34, k=0.1).fit(tr)
+    tri, bi = Counter(zip(tr, tr[1:], tr[2:])), Counter(zip(tr, tr[1:-1]))
+    counted = np.log([(tri[a, b, c] + 0.1) / (bi[a, b] + 3.4) for a, b, c in zip(tr, tr[1:], tr[2:])])
+    gap = claim_record("TINY-29", float(np.abs(g.logprob(tr) - counted).max()), expected=0,
+                       tolerance="exact: atol 1e-12 (float64)",
+                       label="the 3-gram's log p on its train text against a plain count of triples: max |difference|")
+    assert gap <= 1e-12
+    assert (ppl >= 34 * 0.97).all(), ppl
