@@ -209,6 +209,52 @@ def _lines(text: str) -> list[str]:
     return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
+def _wrap(segment: str, lines: list[str]) -> str:
+    """``segment`` (one paragraph's touched lines, edited, its line breaks gone) hard-wrapped as
+    ``lines`` were: no line longer than their longest, later lines indented as their second."""
+    eol = "\r\n" if lines[0].endswith("\r\n") else "\n"
+    width = max(len(x.rstrip("\r\n")) for x in lines)
+    indent = re.match(r"[ \t]*", lines[1]).group()
+    lead = re.match(r"[ \t]*", segment).group()
+    out, line = [], lead
+    for word in segment.split():
+        if line.strip() and len(line) + 1 + len(word) > width:
+            out.append(line)
+            line = indent + word
+        else:
+            line = f"{line} {word}" if line.strip() else line + word
+    return eol.join([*out, line])
+
+
+def _regions(text: str, edits: list[tuple[int, int, str]], path: str):
+    """The edits, grouped into the whole lines they touch: ``(start, end, new text)``. A passage
+    that ran over a hard-wrapped paragraph's line breaks is re-wrapped to that paragraph's width,
+    its touched lines only; a passage within one line leaves the other lines as they are."""
+    groups = []
+    for a, b, repl in edits:
+        lo = text.rfind("\n", 0, a) + 1
+        hi = text.find("\n", b)
+        hi = len(text) if hi < 0 else hi
+        if groups and a < groups[-1][2][-1][1]:
+            raise CorrectionError(f"two corrections rewrite the same passage of {path}")
+        if groups and lo <= groups[-1][1]:  # shares a line with the previous edit
+            groups[-1][1] = max(groups[-1][1], hi)
+            groups[-1][2].append((a, b, repl))
+        else:
+            groups.append([lo, hi, [(a, b, repl)]])
+    for lo, hi, group in groups:
+        parts, last = [], lo
+        for a, b, repl in group:
+            parts += [text[last:a], repl]
+            last = b
+        parts.append(text[last:hi])
+        edited = "".join(parts)
+        old = _lines(text[lo:hi])
+        if any("\n" in text[a:b] for a, b, _ in group) and len(old) > 1:
+            edited = _wrap(edited.replace("\r\n", " ").replace("\n", " "), old)
+        yield lo, hi, edited
+
+
 def patch(path: str, text: str, claims: list[dict]) -> str:
     """A unified diff of the source at ``path`` (as ``git apply`` and ``patch -p1`` read it)
     with each proposed correction in place of the passage it replaces; "" when none is proposed.
@@ -224,10 +270,8 @@ def patch(path: str, text: str, claims: list[dict]) -> str:
     if not edits:
         return ""
     new, last = [], 0
-    for a, b, repl in sorted(edits):
-        if a < last:
-            raise CorrectionError(f"two corrections rewrite the same passage of {path}")
-        new += [text[last:a], repl]
+    for a, b, lines in _regions(text, sorted(edits), path):  # each region: whole lines, rewritten
+        new += [text[last:a], lines]
         last = b
     new.append(text[last:])
     if path.startswith(("../", "/")) or re.match(r"[A-Za-z]:", path):

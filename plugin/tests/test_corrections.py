@@ -145,3 +145,31 @@ def test_a_patch_rewrites_each_passage_and_applies_to_a_clean_checkout(tmp_path)
     lost = dict(_claim("text"), replaces="not in the text")
     with pytest.raises(CorrectionError, match="T-01: the passage it corrects is not in ch/it.txt"):
         patch("ch/it.txt", text, [dict(lost, correction_proposal=propose(lost, "it"))])
+
+
+def test_a_patch_on_a_hard_wrapped_page_rewraps_only_the_lines_it_touches(tmp_path):
+    """A passage that runs over a wrapped paragraph's line break: the patch changes those lines
+    and no other, keeps the paragraph's width and its list indent, and applies."""
+    text = ("# Page\n\n"
+            "- The first item stays exactly as it was written,\n"
+            "  and so does its second line, which no erratum\n"
+            "  touches. Then la run senza è\n"
+            "  leggermente avanti, says the text, and more words\n"
+            "  follow to the end of the item.\n"
+            "- Another item.\n")
+    c = _claim("text")
+    diff = patch("page.md", text, [dict(c, correction_proposal=propose(c, "it"))])
+    removed = [x[1:] for x in diff.splitlines() if x.startswith("-") and not x.startswith("---")]
+    added = [x[1:] for x in diff.splitlines() if x.startswith("+") and not x.startswith("+++")]
+    assert removed == ["  touches. Then la run senza è", "  leggermente avanti, says the text, and more words"]
+    width = max(len(x) for x in text.splitlines())
+    assert all(len(x) <= width and x.startswith("  ") for x in added), added
+    assert " ".join(" ".join(added).split()) == ("touches. Then la run senza è indietro di 1,0 punti [0,24; 1,85], "
+                                                 "says the text, and more words")
+    (tmp_path / "page.md").write_text(text, encoding="utf-8")
+    (tmp_path / "p.patch").write_text(diff, encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    done = subprocess.run(["git", "apply", "p.patch"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    after = (tmp_path / "page.md").read_text(encoding="utf-8").splitlines()
+    assert after[:4] == text.splitlines()[:4] and after[-2:] == text.splitlines()[-2:]
