@@ -34,7 +34,7 @@ from decimal import Decimal
 from .fingerprint import places
 from .fmt import is_interval
 from .registry import QUOTE_JOIN
-from .verdict import headline_records, subject_record
+from .verdict import UNCLASSIFIED, headline_records, subject_record
 
 # language -> (decimal mark, thousands separator); a language not here reads like English
 NUMBER_STYLE = {
@@ -195,8 +195,7 @@ def propose(claim: dict, language: str) -> dict | None:
             if templates:
                 out["draft"] = filled()[0]
         else:
-            out["missing"] = ("no diagnosis grid: the settings the text leaves unstated have not been tried, so "
-                              "the text is not yet shown wrong")
+            out["missing"] = UNCLASSIFIED
     except CorrectionError as e:
         out["missing"] = "; ".join(filter(None, [out["missing"], str(e)]))
     return out

@@ -1,7 +1,7 @@
 """claims.md: the report as markdown, errata first."""
 from .badge import badge_text
 from .fmt import cell, measured
-from .verdict import (AT_CAP, KINDS, STATUSES, by_section, headline_text, headline_value, lower_scale_divergences,
+from .verdict import (AT_CAP, KINDS, STATUSES, UNCLASSIFIED, kind_text, by_section, headline_text, headline_value, lower_scale_divergences,
                       point_state)
 
 
@@ -86,9 +86,11 @@ def _why(claims: list[dict]) -> list[str]:
     for c in (c for c in claims if c.get("diagnosis")):
         d = c["diagnosis"]
         out += ["", f"#### Why {c['id']} diverges: {d.get('kind') or 'not classified'}", "",
-                (KINDS.get(d.get("kind")) or "not classified yet") + (f" ({d['reason']})" if d.get("reason") else ""), ""]
+                kind_text(d) + (f" ({d['reason']})" if d.get("reason") else ""), ""]
         if d.get("fixed"):
             out += [f"Our setup, fixed: {d['fixed']}", ""]
+        if not d.get("grid"):  # nothing was tried: no table
+            continue
         out += ["| point | settings | value | the claim would hold | why this setting |", "|---|---|---|---|---|"]
         for e in d.get("grid", []):
             held = point_state(e)
@@ -229,7 +231,7 @@ def corrections_md(doc: dict) -> str:
         kind = p["kind"]
         out += [f"## {c['id']} · [{files.get(c['source'], c['source'])}:{c.get('line') or '?'}]"
                 f"(chapters/{c['source']}.html#q-{c['id']})", "",
-                f"**Kind:** {kind}: {KINDS.get(kind) or 'no diagnosis grid has tried the settings the text leaves unstated'}", "",
+                f"**Kind:** {kind}: {kind_text(c.get('diagnosis')) if c.get('diagnosis') else UNCLASSIFIED}", "",
                 "**The text says:**", "", f"> {p['replaces']}", ""]
         if p.get("proposed"):
             out += ["**Proposed:**", "", f"> {p['proposed']}", ""]

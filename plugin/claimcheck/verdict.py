@@ -213,6 +213,19 @@ KINDS = {
 }
 
 
+UNCLASSIFIED = ("not classified: nothing has checked whether something the text leaves unstated explains the "
+                "difference; where nothing could (arithmetic, a count), say so with `no_setting` in the registry")
+
+
+def kind_text(diagnosis: dict | None) -> str:
+    """What an erratum's kind means, in words that fit the claim: a claim the registry declares
+    has nothing to try (arithmetic, a count) is not said to have had settings tried."""
+    d = diagnosis or {}
+    if d.get("kind") == "text" and not d.get("grid"):
+        return "the text's number or sentence does not reproduce, and it leaves nothing unstated that could explain it"
+    return KINDS.get(d.get("kind")) or "not classified yet"
+
+
 POINT_STATES = {True: "yes", False: "no", None: "not measured"}
 
 
@@ -364,7 +377,7 @@ def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset(), setting
             out[-1]["diagnosis"] = dict(diag[c.id], **(erratum_kind(v["status"], diag[c.id]) or {}))
         elif v["status"] == "diverges" and getattr(c, "no_setting", None):  # declared: nothing to try
             out[-1]["diagnosis"] = {"claim": c.id, "kind": "text", "grid": [],
-                                    "reason": f"no setting to try (the registry: {c.no_setting})"}
+                                    "reason": c.no_setting}
         if (suspects or {}).get(c.id):
             sus = suspects[c.id]
             out[-1].update(status="suspect", was=v["status"], suspect=sus,

@@ -65,7 +65,7 @@ def test_each_kind_of_erratum_gets_its_proposal():
     assert pending["missing"] == ("1 of 2 points not measured yet: lr; recording what is missing costs about "
                                   "9,000 model-steps of training")
     none = propose(_claim(None), "it")
-    assert none["proposed"] is None and none["missing"].startswith("no diagnosis grid")
+    assert none["proposed"] is None and none["missing"].startswith("not classified: nothing has checked")
     assert propose(dict(_claim("text"), status="holds"), "it") is None  # only an erratum
 
 

@@ -82,3 +82,15 @@ def test_its_erratum_gets_a_proposed_correction_and_a_patch_that_applies_to_a_cl
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert git("apply", "reports/chapters/SORT.patch").returncode == 0
     assert "in at most 10\ncomparisons." in (project.path / "text.md").read_text(encoding="utf-8")
+
+
+def test_its_erratum_reads_without_machine_learning_words(project):
+    """An arithmetic erratum: no settings tried, grids, seeds or training in what the author reads,
+    and no empty table."""
+    result = project.runpytest_inprocess("-q", "-p", "no:cacheprovider", "--claims-runslow")
+    assert result.ret == 0
+    for name in ("claims.md", "corrections.md"):
+        text = (project.path / "reports" / name).read_text(encoding="utf-8")
+        erratum = text.split("SORT-05", 1)[1]
+        for word in ("setting tried", "settings tried", "grid", "seed", "training", "| point | settings |"):
+            assert word not in erratum, (name, word)
