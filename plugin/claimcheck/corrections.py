@@ -7,7 +7,11 @@ numbers when they move. The placeholders, for a record whose measured value is
 
     a number                        {value}
     [mean, lo, hi] (an interval)    {mean} {lo} {hi}
-    a dict of either                {key} or {key.mean} {key.lo} {key.hi}
+    a list of numbers (per seed)    {mean} {median} {min} {max} {n}
+    a start count ("K of N ...")    {K} {N} {rate}, and {lo} {hi} where an interval follows
+    a dict of numbers or intervals  {key} or {key.mean} {key.lo} {key.hi}
+
+(a list of three numbers in the order lo <= first <= hi reads as an interval)
 
 each with an optional format spec (``{mean:.1f}``, ``{value:,.0f}``, ``{value:.1%}``), written in
 the document's number style: "1,05", "5.147" and "27,9 %" where language = "it", "1.05", "5,147" and "27.9%"
@@ -67,12 +71,25 @@ def number(x: float, spec: str, language: str, code: bool = False) -> str:
     return text.replace(",", "\0").replace(".", decimal).replace("\0", thousands)
 
 
+# what claimcheck.rules.rate_text writes: "25 of 77 starts, rate 0.32 [0.21, 0.45] against ..."
+_COUNT = re.compile(r"(\d+) of (\d+)\b(?:[^\[]*\[([-\d.]+), ([-\d.]+)\])?")
+
+
 def _fields(measured) -> dict[str, object]:
     """Placeholder name -> number, from a record's measured value."""
     if isinstance(measured, (int, float)) and not isinstance(measured, bool):
         return {"value": measured}
     if is_interval(measured):
         return dict(zip(("mean", "lo", "hi"), measured))
+    if isinstance(measured, str) and (m := _COUNT.match(measured)) and int(m[2]):
+        out = {"K": int(m[1]), "N": int(m[2]), "rate": int(m[1]) / int(m[2])}
+        return {**out, "lo": float(m[3]), "hi": float(m[4])} if m[3] else out
+    if (isinstance(measured, list) and measured
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in measured)):
+        xs = sorted(measured)
+        mid = len(xs) // 2
+        return {"mean": math.fsum(xs) / len(xs), "median": xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2,
+                "min": xs[0], "max": xs[-1], "n": len(xs)}
     if isinstance(measured, dict):  # its numbers and intervals; other entries (flags, lists) name nothing
         out = {}
         for k, v in measured.items():
@@ -81,7 +98,8 @@ def _fields(measured) -> dict[str, object]:
             for name, x in _fields(v).items():
                 out[k if name == "value" else f"{k}.{name}"] = x
         return out
-    raise CorrectionError(f"the subject's value {measured!r} is not a number, an interval, or a dict of them")
+    raise CorrectionError(f"the subject's value {measured!r} is not a number, an interval, a list of numbers, "
+                          "a start count or a dict of numbers and intervals")
 
 
 def parse(template: str) -> list:

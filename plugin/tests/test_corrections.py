@@ -173,3 +173,15 @@ def test_a_patch_on_a_hard_wrapped_page_rewraps_only_the_lines_it_touches(tmp_pa
     assert done.returncode == 0, done.stderr
     after = (tmp_path / "page.md").read_text(encoding="utf-8").splitlines()
     assert after[:4] == text.splitlines()[:4] and after[-2:] == text.splitlines()[-2:]
+
+
+def test_a_template_reads_a_per_seed_list_and_a_start_count():
+    assert fill("in media il {mean:.1%}, da {min:.0%} a {max:.0%} su {n:.0f}", [0.9, 1.0, 0.95, 1.0], "it") == \
+        "in media il 96,2\u00a0%, da 90\u00a0% a 100\u00a0% su 4"
+    assert fill("{median:.2f}", [3.0, 1.0, 2.0, 10.0], "en") == "2.50"
+    count = "25 of 77 starts, rate 0.32 [0.21, 0.45] against most starts (rate > 1/2)"
+    assert fill("na {K:.0f} z {N:.0f} startów, ok. {rate:.0%} [{lo:.2f}; {hi:.2f}]", count, "pl") == \
+        "na 25 z 77 startów, ok. 32\u00a0% [0,21; 0,45]"
+    assert fill("{K:.0f}/{N:.0f}", "0 of 5", "en") == "0/5"
+    with pytest.raises(CorrectionError, match="a start count"):
+        fill("{K}", "no count here", "en")
