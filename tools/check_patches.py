@@ -2,7 +2,8 @@
 
     python tools/check_patches.py reports-fast
 
-For each ``chapters/<source>.patch`` of the report: ``git apply`` on a fresh repository holding
+Every erratum with a template must have built its proposal or draft. For each
+``chapters/<source>.patch`` of the report: ``git apply`` on a fresh repository holding
 the file as committed; then the patch may change only the lines that hold a corrected passage,
 and every quote of a claim it does not correct must still be found in the patched text. One
 line per source; exit 1 on any failure. CI runs it on the fast tier's report.
@@ -32,9 +33,26 @@ def touched_lines(text: str, passages: list[str]) -> set[int]:
     return out
 
 
+def drafts(doc: dict) -> list[str]:
+    """Every erratum whose registry row gives a correction must have built it (a proposal, or a
+    draft while its kind is open): a template that cannot be filled is a problem, not a gap."""
+    problems, none = [], []
+    for c in doc["claims"]:
+        p = c.get("correction_proposal")
+        if not p:
+            continue
+        if not c.get("correction"):
+            none.append(c["id"])
+        elif not (p.get("proposed") or p.get("draft")):
+            problems.append(f"{c['id']}: its correction template was not built: {p.get('missing')}")
+    print(f"errata: {sum(1 for c in doc['claims'] if c.get('correction_proposal'))}, each with a template built"
+          + (f", except those without a template: {', '.join(none)}" if none else ""))
+    return problems
+
+
 def check(report: Path) -> list[str]:
     doc = json.loads((report / "claims.json").read_text(encoding="utf-8"))
-    problems = []
+    problems = drafts(doc)
     for src in doc["sources"]:
         before = len(problems)
         diff = report / "chapters" / f"{src['id']}.patch"

@@ -40,6 +40,8 @@ from .fmt import is_interval
 from .registry import QUOTE_JOIN
 from .verdict import UNCLASSIFIED, headline_records, subject_record
 
+# languages whose style puts a (no-break) space before the percent sign
+SPACED_PERCENT = {"it", "fr", "de", "es"}
 # language -> (decimal mark, thousands separator); a language not here reads like English
 NUMBER_STYLE = {
     "it": (",", "."), "pl": (",", "\u00a0"), "de": (",", "."), "es": (",", "."), "fr": (",", "\u00a0"),
@@ -66,7 +68,7 @@ def number(x: float, spec: str, language: str, code: bool = False) -> str:
         return text
     decimal, thousands = NUMBER_STYLE.get(language, NUMBER_STYLE["en"])
     text = text.replace("-", "\u2212")  # prose takes the minus sign, not the hyphen
-    if text.endswith("%") and decimal == ",":  # "27,9 %": a space before the sign where commas are decimal
+    if text.endswith("%") and language in SPACED_PERCENT:  # "27,9 %"; Polish writes "32%"
         text = text[:-1] + "\u00a0%"
     return text.replace(",", "\0").replace(".", decimal).replace("\0", thousands)
 
