@@ -68,7 +68,7 @@ def number(x: float, spec: str, language: str, code: bool = False) -> str:
         return text
     decimal, thousands = NUMBER_STYLE.get(language, NUMBER_STYLE["en"])
     text = text.replace("-", "\u2212")  # prose takes the minus sign, not the hyphen
-    if text.endswith("%") and language in SPACED_PERCENT:  # "27,9 %"; Polish writes "32%"
+    if text.endswith("%") and language in SPACED_PERCENT:  # "27,9 %" there; "32%" elsewhere
         text = text[:-1] + "\u00a0%"
     return text.replace(",", "\0").replace(".", decimal).replace("\0", thousands)
 

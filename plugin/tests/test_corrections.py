@@ -181,7 +181,7 @@ def test_a_template_reads_a_per_seed_list_and_a_start_count():
     assert fill("{median:.2f}", [3.0, 1.0, 2.0, 10.0], "en") == "2.50"
     count = "25 of 77 starts, rate 0.32 [0.21, 0.45] against most starts (rate > 1/2)"
     assert fill("na {K:.0f} z {N:.0f} startów, ok. {rate:.0%} [{lo:.2f}; {hi:.2f}]", count, "pl") == \
-        "na 25 z 77 startów, ok. 32% [0,21; 0,45]"  # Polish: no space before %
+        "na 25 z 77 startów, ok. 32% [0,21; 0,45]"  # pl: no space before %
     assert fill("{K:.0f}/{N:.0f}", "0 of 5", "en") == "0/5"
     with pytest.raises(CorrectionError, match="a start count"):
         fill("{K}", "no count here", "en")
