@@ -195,6 +195,13 @@ def bag_beats_one_block(runs, checkpoint="final"):
     return runs.final("leaky", "bag", checkpoint=checkpoint) > runs.final("leaky", "1-block", checkpoint=checkpoint)
 
 
+def one_block_near_91_7(runs, checkpoint="final"):
+    """starts where one block lands near 91.7 % (leaky)"""
+    # the table's "91.7 %": one trained model's share of the held-out sentences, two binomial SE
+    one = runs.final("leaky", "1-block", checkpoint=checkpoint)
+    return np.abs(one - 0.917) <= two_se(0.917, runs.held_out("leaky"))
+
+
 def bag_at_chance_wrong_half(runs, checkpoint="final"):
     """starts at chance between the two nouns and wrong on half (fixed)"""
     pair = runs.final("fixed", "bag", "pair_accuracy", checkpoint)
@@ -260,14 +267,17 @@ def block2_reads_crosser_adjective(runs, sentence="trained"):
 
 
 # a claim's rule at a grid point: every one of its tests' checks holds there
-CHECKS = {"WINO-02": (bag_is_perfect, bag_beats_one_block),
+CHECKS = {"WINO-02": (bag_is_perfect, bag_beats_one_block, one_block_near_91_7),
           "WINO-07": (bag_at_chance_wrong_half, bag_scores_27_9),
           "WINO-09": (block1_on_first_noun, block1_rows_identical),
           "WINO-10": (block2_fetches_other_noun, block2_reads_crosser_adjective),
           "WINO-11": (two_blocks_solve, one_block_short_near_92_7)}
 
 
-OF_TWO = f"{MOST}; shown below only at alpha / 2, for the claim's two checks (Bonferroni)"
+def of_checks(claim: str) -> str:
+    """A check's tolerance: the start count, and the Bonferroni split over the claim's checks."""
+    n = len(CHECKS[claim])
+    return f"{MOST}; shown below only at alpha / {n}, for the claim's {('two', 'three')[n - 2]} checks (Bonferroni)"
 
 
 def check_rate(claim: str, ok, alpha: float = ALPHA) -> dict:
@@ -278,13 +288,14 @@ def check_rate(claim: str, ok, alpha: float = ALPHA) -> dict:
     return dict(r, holds=True if r["holds"] else False if wide["holds"] is False else None)
 
 
-def decide_check(claim_record, claim: str, check, runs, expected, tolerance: str = OF_TWO) -> None:
+def decide_check(claim_record, claim: str, check, runs, expected, tolerance: str | None = None) -> None:
     """One check of a claim on the starts of ``runs`` (``winograd_looks``), at the looks of
     catalogue.WINO_LOOKS: each look's count at alpha / J (to diverge, alpha / J over the claim's
     checks); the deciding (or last) look's count recorded, and asserted in the calling test."""
     ok = check(runs)
     look = sequential(WINO_LOOKS, len(ok), lambda n, _level, alpha: (lambda r: (r["holds"], r))(
         check_rate(claim, ok[:n], alpha)))
+    tolerance = tolerance or of_checks(claim)
     if look.index:
         claim_record(claim, rate_text(look.shown), expected=expected, tolerance=f"{tolerance}; sequential: {WINO_LOOKS.text()}",
                      label=f"{check.__doc__}: the first {look.n} starts, look {look.index} of {len(WINO_LOOKS.looks)}")
@@ -315,7 +326,7 @@ def claim_rule(claim: str):
 def test_on_the_leaky_task_the_bag_of_words_is_perfect(winograd, winograd_looks, claim_record):
     claim_record("WINO-02", winograd.final("leaky", "bag"), expected=1.0, tolerance="reported",
                  label="bag of words, held out, per seed")
-    decide_check(claim_record, "WINO-02", bag_is_perfect, winograd_looks, expected="100 %", tolerance=OF_TWO)
+    decide_check(claim_record, "WINO-02", bag_is_perfect, winograd_looks, expected="100 %")
 
 
 @pytest.mark.slow
@@ -326,7 +337,19 @@ def test_on_the_leaky_task_the_bag_of_words_is_perfect(winograd, winograd_looks,
 def test_on_the_leaky_task_the_bag_of_words_beats_one_block(winograd, winograd_looks, claim_record):
     claim_record("WINO-02", winograd.final("leaky", "1-block"), expected=0.917, tolerance="reported",
                  label="one block, held out, per seed")
-    decide_check(claim_record, "WINO-02", bag_beats_one_block, winograd_looks, expected="bag > one block", tolerance=OF_TWO)
+    decide_check(claim_record, "WINO-02", bag_beats_one_block, winograd_looks, expected="bag > one block")
+
+
+@pytest.mark.slow
+@pytest.mark.scale("full")
+@pytest.mark.claim("WINO-02")
+@diverges("one block is not near the table's 91.7 % on the leaky task on most starts: it reaches 100 % "
+          "on most (per-seed accuracies in the report)")
+def test_on_the_leaky_task_one_block_lands_near_91_7_percent(winograd, winograd_looks, claim_record):
+    """The table's "one transformer block … 91.7 %": within two binomial SE of the held-out count
+    (the word table's row for a percentage one trained model scored on n items), on most starts.
+    Rule written before this check first ran; WINO-02's checks are now three (Bonferroni)."""
+    decide_check(claim_record, "WINO-02", one_block_near_91_7, winograd_looks, expected=0.917)
 
 
 @pytest.mark.slow
@@ -339,7 +362,7 @@ def test_the_bag_of_words_cannot_order_the_pair(winograd, winograd_looks, claim_
     claim_record("WINO-07", winograd.final("fixed", "bag", "wrong_noun"), expected=0.5,
                  tolerance=f"start count, per start: within ±{two_se(0.5, n):.3f} of 1/2 per seed (2 binomial SE: 'esattamente metà', docs/reference/statistics.md)",
                  label="bag: answers the wrong noun of the pair, per seed")
-    decide_check(claim_record, "WINO-07", bag_at_chance_wrong_half, winograd_looks, expected="half", tolerance=OF_TWO)
+    decide_check(claim_record, "WINO-07", bag_at_chance_wrong_half, winograd_looks, expected="half")
 
 
 @pytest.mark.slow
@@ -351,7 +374,7 @@ def test_the_bag_of_words_scores_27_9_percent(winograd, winograd_looks, claim_re
     claim_record("WINO-07", winograd.final("fixed", "bag"), expected=0.279,
                  tolerance=f"start count, per start: ±{two_se(0.279, winograd.held_out('fixed')):.3f} per seed (2 binomial SE of 27.9 %, docs/reference/statistics.md)",
                  label="bag: accuracy over the vocabulary, per seed")
-    decide_check(claim_record, "WINO-07", bag_scores_27_9, winograd_looks, expected=0.279, tolerance=OF_TWO)
+    decide_check(claim_record, "WINO-07", bag_scores_27_9, winograd_looks, expected=0.279)
 
 
 @pytest.mark.slow
@@ -361,7 +384,7 @@ def test_two_blocks_solve_the_fixed_task(winograd, winograd_looks, claim_record,
     claim_record("WINO-11", winograd.final("fixed", "2-blocks"), expected=1.0, tolerance="start count, per start: >= 0.995 ('100 %' to half a unit of its digit)",
                  label="two blocks, held out, per seed")
     claim_figure("WINO-11", "winograd_accuracy_vs_steps", _draw_curves(winograd))
-    decide_check(claim_record, "WINO-11", two_blocks_solve, winograd_looks, expected="100 %", tolerance=OF_TWO)
+    decide_check(claim_record, "WINO-11", two_blocks_solve, winograd_looks, expected="100 %")
 
 
 @pytest.mark.slow
@@ -373,7 +396,7 @@ def test_one_block_falls_short_of_two_near_92_7_percent(winograd, winograd_looks
     claim_record("WINO-11", winograd.final("fixed", "1-block"), expected=0.927,
                  tolerance=f"start count, per start: below two blocks and within ±{one_block_band(winograd):.3f} (2 binomial SE)",
                  label="one block, held out, per seed")
-    decide_check(claim_record, "WINO-11", one_block_short_near_92_7, winograd_looks, expected=0.927, tolerance=OF_TWO)
+    decide_check(claim_record, "WINO-11", one_block_short_near_92_7, winograd_looks, expected=0.927)
 
 
 def _draw_curves(winograd):
@@ -413,7 +436,7 @@ def test_block_1_carries_the_first_noun_forward(winograd, winograd_looks, claim_
                  label="block 1, weight on the first noun (tired), per seed")
     _printed(winograd, 0, "WINO-09", claim_record)
     claim_figure("WINO-09", "winograd_maps", _draw_maps(winograd))
-    decide_check(claim_record, "WINO-09", block1_on_first_noun, winograd_looks, expected=0.70, tolerance=OF_TWO)
+    decide_check(claim_record, "WINO-09", block1_on_first_noun, winograd_looks, expected=0.70)
 
 
 @pytest.mark.slow
@@ -422,7 +445,7 @@ def test_block_1_carries_the_first_noun_forward(winograd, winograd_looks, claim_
 @diverges("block 1's row differs between 'tired' and 'wet': the query is "
                    "the same, but the adjective's own key moves its weight (rows in the report)")
 def test_block_1_rows_are_identical_for_the_pair_to_two_decimals(winograd, winograd_looks, claim_record):
-    decide_check(claim_record, "WINO-09", block1_rows_identical, winograd_looks, expected="identical to 2 decimals", tolerance=OF_TWO)
+    decide_check(claim_record, "WINO-09", block1_rows_identical, winograd_looks, expected="identical to 2 decimals")
 
 
 @pytest.mark.slow
@@ -441,7 +464,7 @@ def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, winogr
                      for i in range(len(SEEDS))])
     claim_record("WINO-10", rate_text(starts(rule, MAJORITY)), tolerance="reported: the rule over all 8 adjectives",
                  label="starts where every crossed adjective sends block 2 to the other noun")
-    decide_check(claim_record, "WINO-10", block2_fetches_other_noun, winograd_looks, expected=0.49, tolerance=OF_TWO)
+    decide_check(claim_record, "WINO-10", block2_fetches_other_noun, winograd_looks, expected=0.49)
 
 
 @pytest.mark.slow
@@ -451,7 +474,7 @@ def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, winogr
                    "on the adjective on most starts (counts and rows in the report), although two blocks "
                    "reach 100 %")
 def test_block_2_reads_the_adjective_for_a_crosser_adjective(winograd, winograd_looks, claim_record):
-    decide_check(claim_record, "WINO-10", block2_reads_crosser_adjective, winograd_looks, expected="all its weight", tolerance=f"{OF_TWO}; per start: weight > 0.5")
+    decide_check(claim_record, "WINO-10", block2_reads_crosser_adjective, winograd_looks, expected="all its weight", tolerance=f"{of_checks('WINO-10')}; per start: weight > 0.5")
 
 
 def _draw_maps(winograd):
