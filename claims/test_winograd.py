@@ -261,9 +261,11 @@ def block2_fetches_other_noun(runs, sentence="trained"):
 
 
 def block2_reads_crosser_adjective(runs, sentence="trained"):
-    """starts where every crosser adjective holds block 2's weight (> 0.5)"""
+    """starts where every crosser adjective holds all of block 2's weight (>= 0.995)"""
+    # "tutto il proprio peso sull'aggettivo", the map's "tired 1.00": all of it, to half a unit of
+    # the printed second decimal (as WINO-11's "100 %" is read)
     on_adj = {a: _rows(runs, a, 1, sentence)[:, ADJ_AT] for a in CROSSER}
-    return np.array([all(on_adj[a][i] > 0.5 for a in CROSSER) for i in range(len(runs.seeds))])
+    return np.array([all(on_adj[a][i] >= 0.995 for a in CROSSER) for i in range(len(runs.seeds))])
 
 
 # a claim's rule at a grid point: every one of its tests' checks holds there
@@ -470,11 +472,15 @@ def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, winogr
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-10")
-@diverges("for crosser adjectives block 2 does not put most of its weight "
-                   "on the adjective on most starts (counts and rows in the report), although two blocks "
-                   "reach 100 %")
+@diverges("for crosser adjectives block 2 does not put all its weight on the adjective on most "
+          "starts (counts and rows in the report), although two blocks reach 100 %")
 def test_block_2_reads_the_adjective_for_a_crosser_adjective(winograd, winograd_looks, claim_record):
-    decide_check(claim_record, "WINO-10", block2_reads_crosser_adjective, winograd_looks, expected="all its weight", tolerance=f"{of_checks('WINO-10')}; per start: weight > 0.5")
+    weight = np.mean([_rows(winograd, a, 1)[:, ADJ_AT] for a in CROSSER], 0)  # (seeds,)
+    claim_record("WINO-10", weight.round(3).tolist(), expected=1.0, tolerance="reported: what the correction reads",
+                 label="block 2, weight on the adjective (crosser adjectives, mean), per seed")
+    decide_check(claim_record, "WINO-10", block2_reads_crosser_adjective, winograd_looks, expected="all its weight",
+                 tolerance=f"{of_checks('WINO-10')}; per start: weight >= 0.995 on every crosser adjective "
+                           "('tutto il proprio peso', the map's 1.00 at half a unit)")
 
 
 def _draw_maps(winograd):
