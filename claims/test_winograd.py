@@ -276,6 +276,13 @@ CHECKS = {"WINO-02": (bag_is_perfect, bag_beats_one_block, one_block_near_91_7),
           "WINO-11": (two_blocks_solve, one_block_short_near_92_7)}
 
 
+@pytest.mark.fast
+def test_each_grid_splits_its_level_over_the_claims_checks():
+    """A grid point is judged at 90 % over its points and its claim's checks (suite.diagnosis
+    grid_level): each Winograd grid declares as many checks as its claim's rule joins."""
+    assert {c: g.checks for c, g in WINOGRAD_GRIDS.items()} == {c: len(v) for c, v in CHECKS.items()}
+
+
 def of_checks(claim: str) -> str:
     """A check's tolerance: the start count, and the Bonferroni split over the claim's checks."""
     n = len(CHECKS[claim])

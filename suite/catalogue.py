@@ -152,6 +152,12 @@ SQRT09_FULL = Scale("sqrt09-full", {"div-32": _FOUR_HEADS, "nodiv-32": replace(_
 # the sqrt family's): one seed bounds nothing, and the score std's spread grows with the rate
 SQRT1024_FULL = Scale("sqrt1024-full", {a: SQRT_FULL.arms[a] for a in ("div-1024", "nodiv-1024")}, SQRT_FULL.train,
                       seeds=seeds(0, 1, 2), ci=False, family="sqrt")
+# SQRT-14 ("nulla a 32, tutto entro 256") reads the division's worth at 32, 256 and 1024: the short
+# runs' three widths, with and without it. At the stated configuration these are the family's own
+# records; its diagnosis grid (suite/diagnosis_grids.py) records its points under this name.
+SQRT_WORTH_FULL = Scale("sqrt-worth-full", {f"{v}-{d}": SQRT_FULL.arms[f"{v}-{d}"] for d in (32, 256, 1024)
+                                            for v in ("div", "nodiv")}, SQRT_FULL.train,
+                        seeds=seeds(0, 1, 2), ci=False, family="sqrt")
 # SQRT-12 at full scale ("nulla la riporta indietro": most starts keep their collapse): the undivided
 # d_k = 1024 arm on seeds 0-4, declared before seeds 3-4 ran. Five starts are the fewest at which
 # "most starts" can be shown at alpha 0.05 (5 of 5: p = 0.031); SQRT_FULL's three never can
@@ -293,6 +299,7 @@ FIXTURES = {
     "tiny_lab": TINY_LAB, "winograd": WINOGRAD,
     "sqrt_ci": SQRT_CI, "sqrt1024_ci": SQRT1024_CI, "sqrt_full": SQRT_FULL, "sqrt09_full": SQRT09_FULL,
     "sqrt1024_full": SQRT1024_FULL, "sqrt32_full": SQRT32_FULL, "sqrt12_full": SQRT12_FULL,
+    "sqrt_worth_full": SQRT_WORTH_FULL,
     "norm_ci": NORM_CI, "norm_rate_ci": NORM_RATE_CI, "norm_eq_ci": NORM_EQ_CI, "norm_full": NORM_FULL,
     "norm07_full": NORM07_FULL,
     "norm03_grads": NORM03_GRADS, "norm03_more": NORM03_MORE,

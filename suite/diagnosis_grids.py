@@ -22,6 +22,7 @@ from suite.catalogue import (
                              SQRT09_FULL,
                              SQRT32_FULL,
                              SQRT1024_FULL,
+                             SQRT_WORTH_FULL,
                              TINY_LAB,
                              WINOGRAD,
 )
@@ -82,6 +83,20 @@ SQRT11_GRID = Grid("SQRT-11", SQRT1024_FULL, (
 # scores grow depends on the same unstated rate and decay.
 SQRT13_GRID = Grid("SQRT-13", SQRT1024_FULL, SQRT11_GRID.axes)
 
+# ---- the division's worth across widths: SQRT-14 -------------------------------------------------
+# Declared before the grid's runs exist, with the rule it judges (claims/test_sqrt_dk.py sqrt14_rule).
+# The short rows' rate and decay are unstated (L112), and how much the division is worth at each
+# width is how far 1500 steps take the undivided head, which the step size sets: the stated 1e-3
+# first, then a factor of about 3 either way and 1e-2 (the runs break near 3e-2 at 1024, SQRT-11's
+# grid); decay off, as with SQRT-11's.
+SQRT14_GRID = Grid("SQRT-14", SQRT_WORTH_FULL, (
+    Axis("train.lr", (1e-3, 3e-4, 3e-3, 1e-2),
+         "the short runs' rate is unstated (L112); the worth of the division at each width is how far the "
+         "undivided head runs away in 1500 steps, which the step size sets"),
+    Axis("train.weight_decay", (0.01, 0.0),
+         "'AdamW' only; decay pulls W_q and W_k back, and so the undivided head's growth at every width"),
+))
+
 # ---- d_k = 32: SQRT-09 -------------------------------------------------------------------------
 _LN_RUNG = LADDER_FULL.arms["+layernorm"]
 SQRT09_LN_FULL = replace(SQRT09_FULL, name=f"{SQRT09_FULL.name}@rung=+layernorm",
@@ -98,7 +113,7 @@ SQRT09_GRID = Grid("SQRT-09", SQRT09_FULL, (
                    "apart, so the 3000-step rows likely had LayerNorm before the projections: the ladder's "
                    "+layernorm rung, still 4 x 32 (docs/reference/setup-audit.md §2)", SQRT09_LN_FULL)))
 
-GRIDS = {**NORM_GRIDS, "DEPTH-01": DEPTH_GRID, "SQRT-11": SQRT11_GRID, "SQRT-13": SQRT13_GRID,
+GRIDS = {**NORM_GRIDS, "DEPTH-01": DEPTH_GRID, "SQRT-11": SQRT11_GRID, "SQRT-13": SQRT13_GRID, "SQRT-14": SQRT14_GRID,
          "SQRT-09": SQRT09_GRID}
 
 # ---- the Winograd task: WINO-02, -07, -09, -10, -11 ---------------------------------------------
@@ -127,7 +142,7 @@ _WINO_LEAKY_STEPS = Axis("scale.leaky_block_steps", (1000, 1500),
                          "our leaky one block trains 1000 steps and the bag 1500; the chapter states neither")
 WINOGRAD_GRIDS = {
     "WINO-02": Grid("WINO-02", WINOGRAD, (_WINO_BEST, _WINO_LEAKY_SIZE, _WINO_LEAKY_STEPS, _WINO_STEPS, _WINO_LR,
-                                          _WINO_WIDTH), checks=2),
+                                          _WINO_WIDTH), checks=3),
     "WINO-07": Grid("WINO-07", WINOGRAD, (_WINO_BEST, _WINO_FIXED_SIZE, _WINO_STEPS, _WINO_LR, _WINO_WIDTH), checks=2),
     "WINO-09": Grid("WINO-09", WINOGRAD, (_WINO_SENTENCE, _WINO_FIXED_SIZE, _WINO_STEPS, _WINO_LR, _WINO_WIDTH), checks=2),
     "WINO-10": Grid("WINO-10", WINOGRAD, (_WINO_SENTENCE, _WINO_FIXED_SIZE, _WINO_STEPS, _WINO_LR, _WINO_WIDTH), checks=2),

@@ -46,7 +46,7 @@ def points_of(family: str) -> list:
 
 
 # scales made of a family's arms on more seeds: they read (and are recorded into) its records
-SUBSETS = (catalogue.SQRT32_FULL, catalogue.SQRT1024_FULL, catalogue.SQRT12_FULL, catalogue.LADDER_LN_FULL, catalogue.DEPTH_FULL,
+SUBSETS = (catalogue.SQRT32_FULL, catalogue.SQRT1024_FULL, catalogue.SQRT_WORTH_FULL, catalogue.SQRT12_FULL, catalogue.LADDER_LN_FULL, catalogue.DEPTH_FULL,
            catalogue.NORM07_FULL)
 
 
