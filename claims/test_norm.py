@@ -150,24 +150,19 @@ def test_post_norm_gradients_exceed_pre_norms_and_rise_faster(grad_norms, claim_
     assert lo > 0, f"post-norm's ratio minus pre-norm's: mean {m:.3f}, 90 % interval [{lo:.3f}, {hi:.3f}]"
 
 
-# "rises with depth" is a ratio above 1: pre-norm's 1.32 within (1, 1.7], post-norm's 1.65 +- 0.55
-RATIO_BANDS = {"pre": (1.0, 1.7), "post": (1.2, 2.2)}
-
-
-def _rises(band):
-    """A ratio's interval against its band, "rises" meaning above its lower edge: inside it (True),
-    wholly at or below that edge or wholly above the band (False), else None."""
-    def check(lo, hi):
-        side = within(lo, hi, band)
-        return False if hi <= band[0] else None if side and lo <= band[0] else side
-    return check
+# The table's "ratio last/first 1.32" and "1.65": each a measured number printed bare (one init,
+# one batch: one draw), so the word table's bare row, +-5 % of itself. (Before: (1.0, 1.7) and
+# (1.2, 2.2), each containing both of the chapter's ratios.) That post's ratio exceeds pre's is
+# judged beside it (test_post_norm_gradients_exceed_pre_norms_and_rise_faster).
+RATIO_BANDS = {"pre": (1.32 * 0.95, 1.32 * 1.05), "post": (1.65 * 0.95, 1.65 * 1.05)}
 
 
 def norm03_judge(gn, seeds=SEEDS, level=TOST_LEVEL) -> tuple[dict, bool | None]:
-    """Per norm, the interval (at ``level``) of the mean last/first ratio over ``seeds`` against its
+    """Per norm, the interval (at ``level``) of the mean last/first ratio over ``seeds`` inside its
     band, the two joined by suite/rules.py's ``joint``: ({norm: [mean, lo, hi]}, True / False / None)."""
     norms = ("pre", "post")
-    shown, holds = joint([([gn[norm, s][-1] / gn[norm, s][0] for s in seeds], _rises(RATIO_BANDS[norm]))
+    shown, holds = joint([([gn[norm, s][-1] / gn[norm, s][0] for s in seeds],
+                           (lambda band: lambda lo, hi: within(lo, hi, band))(RATIO_BANDS[norm]))
                           for norm in norms], level)
     return {norm: [round(x, 3) for x in mi] for norm, mi in zip(norms, shown)}, holds
 
@@ -186,7 +181,8 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
     value, holds = norm03_judge(grad_norms)
     for norm, doc in (("pre", 1.32), ("post", 1.65)):
         claim_record("NORM-03", value[norm], expected=doc,
-                     tolerance=f"joint: 90 % interval inside {list(RATIO_BANDS[norm])}; outside only at "
+                     tolerance=f"joint: 90 % interval inside {[round(x, 4) for x in RATIO_BANDS[norm]]} (± 5 %, a "
+                               f"measured number printed bare); outside only at "
                                f"{wide_level(TOST_LEVEL, 2) * 100:.3g} % (suite/rules.py: joint)",
                      label=f"{norm}-norm last/first: mean and 90 % interval, seeds {SEEDS[0]}-{SEEDS[-1]} (first look)")
     if holds is None:  # the declared second look decides (catalogue.NORM03_MORE), on fresh seeds only
@@ -196,7 +192,7 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
         for norm, doc in (("pre", 1.32), ("post", 1.65)):
             claim_record("NORM-03", value[norm], expected=doc,
                          tolerance=f"joint, second look: {SECOND_LOOK * 100:g} % interval inside "
-                                   f"{list(RATIO_BANDS[norm])}; outside only at "
+                                   f"{[round(x, 4) for x in RATIO_BANDS[norm]]} (± 5 %); outside only at "
                                    f"{wide_level(SECOND_LOOK, 2) * 100:.3g} % (docs/reference/statistics.md)",
                          label=f"{norm}-norm last/first: mean and {SECOND_LOOK * 100:g} % interval, fresh seeds "
                                f"{more[0]}-{more[-1]} (second look)")
