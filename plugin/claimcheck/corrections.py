@@ -38,7 +38,7 @@ from decimal import Decimal
 from .fingerprint import places
 from .fmt import is_interval
 from .registry import QUOTE_JOIN
-from .verdict import UNCLASSIFIED, headline_records, subject_record
+from .verdict import UNCLASSIFIED, headline_records, point_looks, subject_record
 
 # languages whose style puts a (no-break) space before the percent sign
 SPACED_PERCENT = {"it", "fr", "de", "es"}
@@ -205,19 +205,45 @@ def propose(claim: dict, language: str) -> dict | None:
             if lacking:
                 raise CorrectionError("the registry gives no words for the setting " + ", ".join(lacking)
                                       + " (`setting_words`)")
-            body, end = re.fullmatch(r"(.*?)([.;:!?]*)", passages[-1], re.S).groups()
-            added = f"{body} ({'; '.join(words[p] for p in points)}){end}"
+            added = with_setting(passages[-1], "; ".join(words[p] for p in points))
             out["edits"] = [{"replaces": passages[-1], "with": added}]
             out["proposed"] = QUOTE_JOIN.join([*passages[:-1], added])
         elif kind in ("pending", "undecided at the cap"):  # at the cap nothing more is recorded: no cost
             cost = _cost(d) if kind == "pending" else ""
             out["missing"] = "; ".join(filter(None, [d.get("reason") or "a grid point is open", cost]))
+            out["readings"] = readings(passages[-1], d, claim.get("setting_words") or {})
             if templates:
                 out["draft"] = filled()[0]
         else:
             out["missing"] = UNCLASSIFIED
     except CorrectionError as e:
         out["missing"] = "; ".join(filter(None, [out["missing"], str(e)]))
+    return out
+
+
+READING_STATES = {"once": "holds on one look; a second look on fresh seeds decides",
+                  "open": "not measured on its declared looks yet",
+                  "undecided": "measured, and undecided at the grid's level"}
+
+
+def with_setting(passage: str, words: str) -> str:
+    """The passage with the words that state a setting put before its closing punctuation."""
+    body, end = re.fullmatch(r"(.*?)([.;:!?]*)", passage, re.S).groups()
+    return f"{body} ({words}){end}"
+
+
+def readings(passage: str, diagnosis: dict, words: dict) -> list[dict]:
+    """While an erratum's kind is open: each setting that could still explain it, what is known of
+    it, and the sentence as it would stand if it did (the text keeps its claim and states the
+    setting; ``setting_words`` gives the words, else the setting is named as the grid names it)."""
+    out = []
+    for point, look in point_looks(diagnosis.get("grid") or []).items():
+        if look == "no":
+            continue
+        last = [e for e in diagnosis["grid"] if e["point"] == point or e.get("supersedes") == point][-1]
+        state = "undecided" if last.get("state") == "undecided" else look
+        out.append({"point": point, "state": READING_STATES.get(state, state),
+                    "draft": with_setting(passage, words[point]) if point in words else None})
     return out
 
 

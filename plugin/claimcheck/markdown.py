@@ -237,8 +237,14 @@ def corrections_md(doc: dict) -> str:
             out += ["**Proposed:**", "", f"> {p['proposed']}", ""]
         else:
             out += [f"**No correction yet.** {p.get('missing')}", ""]
+            if p.get("readings"):
+                out += ["**Readings still open** (if one explains the difference, the sentence stands and states it):", ""]
+                out += [f"- `{r['point']}`: {r['state']}" + (f". It would read: \"{r['draft']}\"" if r.get("draft") else "")
+                        for r in p["readings"]]
+                out.append("")
             if p.get("draft"):
-                out += ["**Draft, if the missing measurement explains nothing:**", "", f"> {p['draft']}", ""]
+                out += ["**Draft, if none of the readings explains it:**" if p.get("readings") else
+                        "**Draft, if the missing measurement explains nothing:**", "", f"> {p['draft']}", ""]
         out += [f"**Why:** {c['reason']}", ""]
     if doc.get("patches"):
         out += ["## Patches", "", "Each text with every proposed correction in place, as a unified diff beside this "

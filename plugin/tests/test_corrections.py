@@ -185,3 +185,20 @@ def test_a_template_reads_a_per_seed_list_and_a_start_count():
     assert fill("{K:.0f}/{N:.0f}", "0 of 5", "en") == "0/5"
     with pytest.raises(CorrectionError, match="a start count"):
         fill("{K}", "no count here", "en")
+
+
+def test_an_open_kind_shows_each_reading_that_could_still_explain_it():
+    d = {"kind": "pending", "reason": "1 of 3 points not measured yet: lr", "points": [],
+         "grid": [{"point": "stated", "holds": False},
+                  {"point": "lr=0.1", "holds": None, "model_steps": 9000},
+                  {"point": "wd=0", "holds": False, "seeds": [0, 1]},
+                  {"point": "batch=8", "holds": None, "state": "undecided", "seeds": [0, 1]},
+                  {"point": "warmup=0", "holds": True, "seeds": [0, 1]}]}
+    p = propose(_claim("pending", diagnosis=d), "it")
+    assert [(r["point"], r["state"]) for r in p["readings"]] == [
+        ("lr=0.1", "not measured on its declared looks yet"),
+        ("batch=8", "measured, and undecided at the grid's level"),
+        ("warmup=0", "holds on one look; a second look on fresh seeds decides")]
+    assert p["readings"][0]["draft"] == "la run senza è leggermente avanti (con learning rate 0,1)"
+    assert p["readings"][1]["draft"] is None  # no words for it in the registry: named, not drafted
+    assert p["draft"] == "la run senza è indietro di 1,0 punti [0,24; 1,85]"
