@@ -4,6 +4,7 @@
     claimcheck merge reports/runs/*/claims.json --out reports
     claimcheck diff A/claims.json B/claims.json [--measured]
     claimcheck stamp [--registry claims.toml] [ID ...]
+    claimcheck apply [REPORT_DIR] [--dry-run]
 
 Without --registry, the registry is the one the project's ini names (claimcheck_registry in
 pyproject.toml, pytest.ini, tox.ini or setup.cfg, in the current folder).
@@ -11,10 +12,11 @@ pyproject.toml, pytest.ini, tox.ini or setup.cfg, in the current folder).
 import argparse
 import configparser
 import json
+import re
 import tomllib
 from pathlib import Path
 
-from . import __version__, check, fingerprint, report
+from . import __version__, check, corrections, fingerprint, report
 from .marks import DEFAULT, TIERS, Settings
 from .fmt import plural
 from .registry import Registry, RegistryError, load_registry
@@ -116,6 +118,64 @@ def merge(paths, registry) -> dict:
     return report.build(registry, tests, runs, suite, settings, suspects, title, texts)
 
 
+def _requote(registry_text: str, cid: str, old: str, new: str) -> str | None:
+    """The registry's text with claim ``cid``'s quote saying ``new`` where it said ``old`` (both as
+    TOML writes a basic string's contents), or None when its quote does not hold ``old`` as written."""
+    esc = lambda t: t.replace("\\", "\\\\").replace('"', '\\"')  # noqa: E731
+    m = re.search(r'\nid = "%s"\n(.*?)(?=\n\[\[claim\]\]|\Z)' % re.escape(cid), registry_text, re.S)
+    q = m and re.search(r'^quote = (?:"[^\n]*"|\[.*?^\])', m.group(1), re.S | re.M)
+    if not q or esc(old) not in q.group(0):
+        return None
+    a = m.start(1) + q.start()
+    return registry_text[:a] + q.group(0).replace(esc(old), esc(new), 1) + registry_text[a + len(q.group(0)):]
+
+
+def apply_command(folder: Path, dry_run: bool = False, registry: Path | None = None) -> int:
+    """Each source's proposed corrections, from the report in ``folder``, written into the file the
+    report names (relative to the current folder, the run's root), and each corrected claim's
+    quote in the registry made to say the new sentence: one line per source, and one per claim
+    whose quote could not be followed. The claims' stamps then differ: suspect until reviewed."""
+    doc = _load(folder / "claims.json")
+    reg_path = registry or default_registry()
+    reg_text = reg_path.read_text(encoding="utf-8") if reg_path and reg_path.is_file() else None
+    changed, unfollowed = 0, []
+    for src in doc.get("sources") or []:
+        claims = [c for c in doc["claims"] if c["source"] == src["id"]]
+        path = Path(src.get("path") or src["file"])
+        if not any((c.get("correction_proposal") or {}).get("proposed") for c in claims):
+            continue
+        if not path.is_file():
+            raise SystemExit(f"claimcheck apply: {path} is not here: run it from the folder the tests ran in")
+        text = path.read_bytes().decode("utf-8")  # line ends as they are: CRLF stays CRLF
+        try:
+            new = corrections.corrected(str(path), text, claims)
+        except corrections.CorrectionError as e:
+            raise SystemExit(f"claimcheck apply: {e} (was the text edited since the run? run the tests again)") from None
+        if dry_run:
+            print(corrections.patch(src.get("path") or src["file"], text, claims), end="")
+            continue
+        path.write_bytes(new.encode("utf-8"))
+        fixed = [c for c in claims if (c.get("correction_proposal") or {}).get("proposed")]
+        changed += 1
+        for c in fixed:
+            for e in c["correction_proposal"]["edits"]:
+                after = _requote(reg_text, c["id"], e["replaces"], e["with"]) if reg_text is not None else None
+                if after is None:
+                    unfollowed.append(c["id"])
+                else:
+                    reg_text = after
+        print(f"{path}: {len(fixed)} correction(s) written ({', '.join(c['id'] for c in fixed)}); their claims "
+              "read suspect until reviewed: check each claim's value and statement, then `claimcheck stamp ID ...`")
+    if changed and reg_text is not None and not dry_run:
+        reg_path.write_text(reg_text, encoding="utf-8")
+    for cid in dict.fromkeys(unfollowed):
+        print(f"{cid}: its quote in the registry does not hold the corrected passage as written: copy the new "
+              "sentence into its quote")
+    if not changed and not dry_run:
+        print(f"no proposed correction in {folder / 'claims.json'}")
+    return 1 if unfollowed else 0
+
+
 def _load(path) -> dict:
     path = Path(path)
     if not path.is_file():
@@ -175,7 +235,17 @@ def main(argv=None):
                                      "its claims stop reading suspect")
     s.add_argument("ids", nargs="*", help="only these claims (default: every claim)")
     s.add_argument("--registry", help="default: the project's claimcheck_registry")
+    a = sub.add_parser("apply", help="write a report's proposed corrections into the texts they correct, in "
+                                     "this checkout (hard wraps kept); the claims they change then read suspect "
+                                     "until `claimcheck stamp`")
+    a.add_argument("report", nargs="?", help="the report's folder (default: the claimcheck_report_dir ini option, "
+                                              "else reports)")
+    a.add_argument("--dry-run", action="store_true", help="print the changes as a unified diff; write nothing")
+    a.add_argument("--registry", help="default: the project's claimcheck_registry")
     args = ap.parse_args(argv)
+    if args.cmd == "apply":
+        raise SystemExit(apply_command(Path(args.report or ini_value(Path("."), "claimcheck_report_dir") or "reports"),
+                                       args.dry_run, Path(args.registry) if args.registry else None))
     if args.cmd == "diff":
         a, b = _load(args.a), _load(args.b)
         rows = diff(a, b)

@@ -300,10 +300,9 @@ def _regions(text: str, edits: list[tuple[int, int, str]], path: str):
         yield lo, hi, edited
 
 
-def patch(path: str, text: str, claims: list[dict]) -> str:
-    """A unified diff of the source at ``path`` (as ``git apply`` and ``patch -p1`` read it)
-    with each proposed correction in place of the passage it replaces; "" when none is proposed.
-    ``text`` is the file as it is on disk (its line ends kept: a CRLF file gets a CRLF patch)."""
+def corrected(path: str, text: str, claims: list[dict]) -> str | None:
+    """``text`` (the source at ``path``, as on disk) with each proposed correction in place of the
+    passage it replaces, hard wraps kept (``_regions``); None when none is proposed."""
     edits = []
     for c in claims:
         p = c.get("correction_proposal") or {}
@@ -313,13 +312,23 @@ def patch(path: str, text: str, claims: list[dict]) -> str:
                 raise CorrectionError(f"{c['id']}: the passage it corrects is not in {path}: {e['replaces'][:60]!r}")
             edits.append((found[0].start, found[0].end, e["with"]))
     if not edits:
-        return ""
+        return None
     new, last = [], 0
     for a, b, lines in _regions(text, sorted(edits), path):  # each region: whole lines, rewritten
         new += [text[last:a], lines]
         last = b
     new.append(text[last:])
+    return "".join(new)
+
+
+def patch(path: str, text: str, claims: list[dict]) -> str:
+    """A unified diff of the source at ``path`` (as ``git apply`` and ``patch -p1`` read it)
+    with each proposed correction in place of the passage it replaces; "" when none is proposed.
+    ``text`` is the file as it is on disk (its line ends kept: a CRLF file gets a CRLF patch)."""
+    new = corrected(path, text, claims)
+    if new is None:
+        return ""
     if path.startswith(("../", "/")) or re.match(r"[A-Za-z]:", path):
         raise CorrectionError(f"{path} lies outside the run's root folder: no patch for it")
-    diff = difflib.unified_diff(_lines(text), _lines("".join(new)), f"a/{path}", f"b/{path}")
+    diff = difflib.unified_diff(_lines(text), _lines(new), f"a/{path}", f"b/{path}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)

@@ -94,3 +94,35 @@ def test_its_erratum_reads_without_machine_learning_words(project):
         erratum = text.split("SORT-05", 1)[1]
         for word in ("setting tried", "settings tried", "grid", "seed", "training", "| point | settings |"):
             assert word not in erratum, (name, word)
+
+
+def test_apply_writes_the_correction_and_the_claim_reads_suspect_until_stamped(project, monkeypatch, capsys):
+    """`claimcheck apply`: the text's one sentence and the registry's quote change, nothing else;
+    the next run reads SORT-05 suspect; a second apply finds the passage gone and writes nothing."""
+    from claimcheck.cli import main
+    assert project.runpytest_inprocess("-q", "-p", "no:cacheprovider", "--claims-runslow").ret == 0
+    monkeypatch.chdir(project.path)
+    text, reg = (project.path / "text.md").read_text(encoding="utf-8"), (project.path / "claims.toml").read_text(encoding="utf-8")
+    with pytest.raises(SystemExit) as e:
+        main(["apply"])
+    assert e.value.code == 0
+    after = (project.path / "text.md").read_text(encoding="utf-8")
+    changed = [(a, b) for a, b in zip(text.splitlines(), after.splitlines()) if a != b]
+    assert changed == [("Binary search finds any item among 1,000 sorted items in at most 9",
+                        "Binary search finds any item among 1,000 sorted items in at most 10")]
+    reg_after = (project.path / "claims.toml").read_text(encoding="utf-8")
+    assert [b for a, b in zip(reg.splitlines(), reg_after.splitlines()) if a != b] == [
+        'quote = "Binary search finds any item among 1,000 sorted items in at most 10"']
+    assert "SORT-05" in capsys.readouterr().out
+    project.runpytest_inprocess("-q", "-p", "no:cacheprovider", "--claims-runslow")
+    doc = json.loads((project.path / "reports" / "claims.json").read_text(encoding="utf-8"))
+    assert {c["id"]: c["status"] for c in doc["claims"]}["SORT-05"] == "suspect"
+    # a report older than the text: its passage is gone; one line, and nothing is written
+    stale = project.path / "stale-report"
+    stale.mkdir()
+    doc["claims"] = [dict(c, correction_proposal={"proposed": "x", "edits": [
+        {"replaces": "in at most 9", "with": "in at most 11"}]}) if c["id"] == "SORT-05" else c for c in doc["claims"]]
+    (stale / "claims.json").write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(SystemExit, match="the passage it corrects is not in text.md"):
+        main(["apply", str(stale)])
+    assert (project.path / "text.md").read_text(encoding="utf-8") == after
