@@ -286,7 +286,8 @@ def test_each_grid_splits_its_level_over_the_claims_checks():
 def of_checks(claim: str) -> str:
     """A check's tolerance: the start count, and the Bonferroni split over the claim's checks."""
     n = len(CHECKS[claim])
-    return f"{MOST}; shown below only at alpha / {n}, for the claim's {('two', 'three')[n - 2]} checks (Bonferroni)"
+    words = {1: "one check", 2: "two checks", 3: "three checks", 4: "four checks"}
+    return f"{MOST}; shown below only at alpha / {n}, for the claim's {words.get(n, f'{n} checks')} (Bonferroni)"
 
 
 def check_rate(claim: str, ok, alpha: float = ALPHA) -> dict:

@@ -37,3 +37,15 @@ def test_a_patch_that_loses_another_claims_quote_fails(tmp_path):
                           "modello. " + SENTENCE, "with": SENTENCE.replace("quasi", "circa")}]
     problems = check(_report(tmp_path, edits, "Che è la dimensione pubblicata di quel modello."))
     assert problems == ["IT: after the patch these claims' quotes are gone: X-02"]
+
+
+def test_a_patch_that_changes_another_line_fails(tmp_path):
+    """A patch written by hand that also edits the chapter's first line: the check names it."""
+    import difflib
+    text = (ROOT / PATH).read_text(encoding="utf-8")
+    report = _report(tmp_path, [{"replaces": SENTENCE, "with": SENTENCE.replace("quasi", "circa")}],
+                     "Che è la dimensione pubblicata di quel modello.")
+    new = text.replace(SENTENCE, SENTENCE.replace("quasi", "circa")).replace(text.split("\n")[0], "Altro titolo", 1)
+    (report / "chapters" / "IT.patch").write_text("".join(difflib.unified_diff(
+        text.splitlines(True), new.splitlines(True), f"a/{PATH}", f"b/{PATH}")), encoding="utf-8")
+    assert check(report) == ["IT: the patch changes lines no correction touches: [1]"]

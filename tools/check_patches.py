@@ -74,8 +74,10 @@ def check(report: Path) -> list[str]:
             patched = target.read_text(encoding="utf-8")
         old, new = original.splitlines(), patched.splitlines()
         allowed = touched_lines(original, [e["replaces"] for c in fixed for e in c["correction_proposal"]["edits"]])
-        changed = {i + 1 for tag, i1, i2, _, _ in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
-                   if tag != "equal" for i in range(i1, max(i2, i1 + 1))}
+        changed = set()  # 1-based old lines: those replaced or deleted; for a pure insertion, the line before it
+        for tag, i1, i2, _, _ in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+            if tag != "equal":
+                changed |= set(range(i1 + 1, i2 + 1)) if i2 > i1 else {max(i1, 1)}
         if changed - allowed:
             problems.append(f"{src['id']}: the patch changes lines no correction touches: {sorted(changed - allowed)}")
         lost = [c["id"] for c in claims if c not in fixed

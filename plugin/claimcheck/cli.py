@@ -19,7 +19,7 @@ from pathlib import Path
 from . import __version__, check, corrections, fingerprint, report
 from .marks import DEFAULT, TIERS, Settings
 from .fmt import plural
-from .registry import Registry, RegistryError, load_registry
+from .registry import QUOTE_JOIN, Registry, RegistryError, load_registry
 from .suite import PYTHON_FILES
 from .suite import read as read_suite
 from .verdict import diff, merge_test
@@ -119,61 +119,82 @@ def merge(paths, registry) -> dict:
 
 
 def _requote(registry_text: str, cid: str, old: str, new: str) -> str | None:
-    """The registry's text with claim ``cid``'s quote saying ``new`` where it said ``old`` (both as
-    TOML writes a basic string's contents), or None when its quote does not hold ``old`` as written."""
+    """The registry's text with claim ``cid``'s quote (and its ``replaces``, where given) saying
+    ``new`` where it said ``old`` (as TOML writes a basic string's contents), or None when its quote
+    does not hold ``old`` as written."""
     esc = lambda t: t.replace("\\", "\\\\").replace('"', '\\"')  # noqa: E731
     m = re.search(r'\nid = "%s"\n(.*?)(?=\n\[\[claim\]\]|\Z)' % re.escape(cid), registry_text, re.S)
-    q = m and re.search(r'^quote = (?:"[^\n]*"|\[.*?^\])', m.group(1), re.S | re.M)
-    if not q or esc(old) not in q.group(0):
+    if not m:
         return None
-    a = m.start(1) + q.start()
-    return registry_text[:a] + q.group(0).replace(esc(old), esc(new), 1) + registry_text[a + len(q.group(0)):]
+    block = m.group(1)
+    for key in ("quote", "replaces"):
+        q = re.search(r'^%s = (?:"[^\n]*"|\[.*?^\])' % key, block, re.S | re.M)
+        if q and esc(old) in q.group(0):
+            block = block[:q.start()] + q.group(0).replace(esc(old), esc(new), 1) + block[q.end():]
+        elif key == "quote":
+            return None
+    return registry_text[:m.start(1)] + block + registry_text[m.end(1):]
 
 
 def apply_command(folder: Path, dry_run: bool = False, registry: Path | None = None) -> int:
     """Each source's proposed corrections, from the report in ``folder``, written into the file the
     report names (relative to the current folder, the run's root), and each corrected claim's
-    quote in the registry made to say the new sentence: one line per source, and one per claim
-    whose quote could not be followed. The claims' stamps then differ: suspect until reviewed."""
+    quote in the registry made to say the new sentence. Everything is worked out first: a passage
+    no longer in its text, a quote the registry writes otherwise, or another claim's quote that the
+    change would remove is one line each, and nothing is written. The claims it changes then read
+    suspect until reviewed and stamped."""
     doc = _load(folder / "claims.json")
     reg_path = registry or default_registry()
-    reg_text = reg_path.read_text(encoding="utf-8") if reg_path and reg_path.is_file() else None
-    changed, unfollowed = 0, []
+    if reg_path is None or not reg_path.is_file():
+        raise SystemExit("claimcheck apply: no registry: pass --registry, or run where the ini names claimcheck_registry")
+    reg_text = reg_path.read_text(encoding="utf-8")
+    writes, problems, fixed_all = [], [], []
     for src in doc.get("sources") or []:
         claims = [c for c in doc["claims"] if c["source"] == src["id"]]
-        path = Path(src.get("path") or src["file"])
-        if not any((c.get("correction_proposal") or {}).get("proposed") for c in claims):
+        fixed = [c for c in claims if (c.get("correction_proposal") or {}).get("proposed")]
+        if not fixed:
             continue
+        path = Path(src.get("path") or src["file"])
         if not path.is_file():
-            raise SystemExit(f"claimcheck apply: {path} is not here: run it from the folder the tests ran in")
+            problems.append(f"{path} is not here: run it from the folder the tests ran in")
+            continue
         text = path.read_bytes().decode("utf-8")  # line ends as they are: CRLF stays CRLF
         try:
             new = corrections.corrected(str(path), text, claims)
+            diff = corrections.patch(src.get("path") or src["file"], text, claims) if dry_run else ""
         except corrections.CorrectionError as e:
-            raise SystemExit(f"claimcheck apply: {e} (was the text edited since the run? run the tests again)") from None
-        if dry_run:
-            print(corrections.patch(src.get("path") or src["file"], text, claims), end="")
+            problems.append(f"{e} (was the text edited since the run? run the tests again)")
             continue
-        path.write_bytes(new.encode("utf-8"))
-        fixed = [c for c in claims if (c.get("correction_proposal") or {}).get("proposed")]
-        changed += 1
+        lost = [c["id"] for c in claims if c not in fixed
+                and any(not fingerprint.places(new, q) for q in c["quote"].split(QUOTE_JOIN))]
+        if lost:
+            problems.append(f"{path}: the corrections would remove the sentences {', '.join(lost)} quote")
         for c in fixed:
             for e in c["correction_proposal"]["edits"]:
-                after = _requote(reg_text, c["id"], e["replaces"], e["with"]) if reg_text is not None else None
+                after = _requote(reg_text, c["id"], e["replaces"], e["with"])
                 if after is None:
-                    unfollowed.append(c["id"])
+                    problems.append(f"{c['id']}: its quote in {reg_path} does not hold the corrected passage as "
+                                    "written: copy the new sentence into its quote by hand")
                 else:
                     reg_text = after
+        writes.append((path, new, diff, fixed))
+        fixed_all += fixed
+    if problems:
+        raise SystemExit("\n".join(f"claimcheck apply: {p}" for p in problems) + "\nnothing was written")
+    if not writes:
+        print(f"no proposed correction in {folder / 'claims.json'}")
+        return 0
+    for path, new, diff, fixed in writes:
+        if dry_run:
+            print(diff, end="")
+            continue
+        path.write_bytes(new.encode("utf-8"))
         print(f"{path}: {len(fixed)} correction(s) written ({', '.join(c['id'] for c in fixed)}); their claims "
               "read suspect until reviewed: check each claim's value and statement, then `claimcheck stamp ID ...`")
-    if changed and reg_text is not None and not dry_run:
+    if not dry_run:
         reg_path.write_text(reg_text, encoding="utf-8")
-    for cid in dict.fromkeys(unfollowed):
-        print(f"{cid}: its quote in the registry does not hold the corrected passage as written: copy the new "
-              "sentence into its quote")
-    if not changed and not dry_run:
-        print(f"no proposed correction in {folder / 'claims.json'}")
-    return 1 if unfollowed else 0
+        print(f"{reg_path}: the quotes of {', '.join(c['id'] for c in fixed_all)} now say the corrected sentences")
+    return 0
 
 
 def _load(path) -> dict:

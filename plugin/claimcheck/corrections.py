@@ -11,7 +11,8 @@ numbers when they move. The placeholders, for a record whose measured value is
     a start count ("K of N ...")    {K} {N} {rate}, and {lo} {hi} where an interval follows
     a dict of numbers or intervals  {key} or {key.mean} {key.lo} {key.hi}
 
-(a list of three numbers in the order lo <= first <= hi reads as an interval)
+(a list whose record's label says "per seed" is always a list; any other list of three numbers in
+the order lo <= first <= hi reads as an interval)
 
 each with an optional format spec (``{mean:.1f}``, ``{value:,.0f}``, ``{value:.1%}``), written in
 the document's number style: "1,05", "5.147" and "27,9 %" where language = "it", "1.05", "5,147" and "27.9%"
@@ -77,11 +78,12 @@ def number(x: float, spec: str, language: str, code: bool = False) -> str:
 _COUNT = re.compile(r"(\d+) of (\d+)\b(?:[^\[]*\[([-\d.]+), ([-\d.]+)\])?")
 
 
-def _fields(measured) -> dict[str, object]:
-    """Placeholder name -> number, from a record's measured value."""
+def _fields(measured, per_seed: bool = False) -> dict[str, object]:
+    """Placeholder name -> number, from a record's measured value; ``per_seed``: a list is one
+    number per seed, never an interval (the record's label says "per seed")."""
     if isinstance(measured, (int, float)) and not isinstance(measured, bool):
         return {"value": measured}
-    if is_interval(measured):
+    if is_interval(measured) and not per_seed:
         return dict(zip(("mean", "lo", "hi"), measured))
     if isinstance(measured, str) and (m := _COUNT.match(measured)) and int(m[2]):
         out = {"K": int(m[1]), "N": int(m[2]), "rate": int(m[1]) / int(m[2])}
@@ -113,9 +115,10 @@ def parse(template: str) -> list:
         raise CorrectionError(f"the correction template {template[:40]!r} is malformed: {e}") from None
 
 
-def fill(template: str, measured, language: str) -> str:
-    """The template with its placeholders written from ``measured`` in the language's style."""
-    fields = _fields(measured)
+def fill(template: str, measured, language: str, per_seed: bool = False) -> str:
+    """The template with its placeholders written from ``measured`` in the language's style
+    (``per_seed``: ``measured`` is a list of one number per seed)."""
+    fields = _fields(measured, per_seed)
     out = []
     for literal, name, spec, conv in parse(template):
         out.append(literal)
@@ -192,7 +195,8 @@ def propose(claim: dict, language: str) -> dict | None:
             raise CorrectionError(f"the registry gives {len(templates)} correction(s) for {len(passages)} passage(s) "
                                   "it replaces; give one each")
         rec = correction_record(claim)
-        edits = [{"replaces": p, "with": fill(t, rec["measured"], language)} for p, t in zip(passages, templates)]
+        per_seed = "per seed" in (rec.get("label") or "")
+        edits = [{"replaces": p, "with": fill(t, rec["measured"], language, per_seed)} for p, t in zip(passages, templates)]
         return QUOTE_JOIN.join(e["with"] for e in edits), edits
 
     try:
@@ -223,7 +227,8 @@ def propose(claim: dict, language: str) -> dict | None:
 
 READING_STATES = {"once": "holds on one look; a second look on fresh seeds decides",
                   "open": "not measured on its declared looks yet",
-                  "undecided": "measured, and undecided at the grid's level"}
+                  "undecided": "measured, and undecided at the grid's level",
+                  "explains": "holds, and again on a second look at fresh seeds"}
 
 
 def with_setting(passage: str, words: str) -> str:
@@ -241,8 +246,9 @@ def readings(passage: str, diagnosis: dict, words: dict) -> list[dict]:
         if look == "no":
             continue
         last = [e for e in diagnosis["grid"] if e["point"] == point or e.get("supersedes") == point][-1]
-        state = "undecided" if last.get("state") == "undecided" else look
-        out.append({"point": point, "state": READING_STATES.get(state, state),
+        state = ("undecided" if last.get("state") == "undecided" else look)
+        said = last.get("missing") if last.get("selected_on_report") else READING_STATES.get(state, state)
+        out.append({"point": point, "state": said,
                     "draft": with_setting(passage, words[point]) if point in words else None})
     return out
 
@@ -280,6 +286,7 @@ def _regions(text: str, edits: list[tuple[int, int, str]], path: str):
         lo = text.rfind("\n", 0, a) + 1
         hi = text.find("\n", b)
         hi = len(text) if hi < 0 else hi
+        hi -= text[lo:hi].endswith("\r")  # a CRLF line's \r stays with its \n, outside the region
         if groups and a < groups[-1][2][-1][1]:
             raise CorrectionError(f"two corrections rewrite the same passage of {path}")
         if groups and lo <= groups[-1][1]:  # shares a line with the previous edit

@@ -202,3 +202,23 @@ def test_an_open_kind_shows_each_reading_that_could_still_explain_it():
     assert p["readings"][0]["draft"] == "la run senza è leggermente avanti (con learning rate 0,1)"
     assert p["readings"][1]["draft"] is None  # no words for it in the registry: named, not drafted
     assert p["draft"] == "la run senza è indietro di 1,0 punti [0,24; 1,85]"
+
+
+def test_a_rewrap_on_a_crlf_page_keeps_every_line_end(tmp_path):
+    text = "- la run senza è\r\n  leggermente avanti, dice il testo, e poi altre parole ancora\r\n  fino alla fine.\r\nfine\r\n"
+    c = _claim("text")
+    diff = patch("p.md", text, [dict(c, correction_proposal=propose(c, "it"))])
+    (tmp_path / "p.md").write_bytes(text.encode())
+    (tmp_path / "p.patch").write_bytes(diff.encode())
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    done = subprocess.run(["git", "apply", "p.patch"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    after = (tmp_path / "p.md").read_bytes().decode()
+    assert after.count("\n") == after.count("\r\n") and after.endswith("fine\r\n")
+    assert "indietro di 1,0 punti" in after
+
+
+def test_a_per_seed_list_of_three_is_never_read_as_an_interval():
+    seeds = [0.5, 0.4, 0.6]  # in interval order by chance
+    assert fill("{mean:.2f}", seeds, "en") == "0.50"  # read as [mean, lo, hi]
+    assert fill("{median:.2f} {n:.0f}", seeds, "en", per_seed=True) == "0.50 3"
