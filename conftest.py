@@ -103,9 +103,23 @@ def _trained_on() -> str:
 _WORKERS_TRAINED_ON: list[str] = []  # the xdist controller's: what its workers said
 
 
+@pytest.hookimpl(trylast=True)  # after the plugin has written the report it reads
 def pytest_sessionfinish(session):
     if hasattr(session.config, "workeroutput"):  # an xdist worker tells the controller, which imports no torch
         session.config.workeroutput["claims_trained_on"] = _trained_on()
+        return
+    unbuilt = _unbuilt_corrections(getattr(session.config.pluginmanager.get_plugin("claimcheck-reporter"), "doc", None))
+    if unbuilt:  # the registry's template for an erratum of this run could not be filled: a defect, said once each
+        session.config.get_terminal_writer().line("\n" + "\n".join(unbuilt), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _unbuilt_corrections(doc) -> list[str]:
+    """Each erratum whose registry row gives a correction template that this run could not build
+    into a proposal or a draft, with why (reports/corrections.md shows the same)."""
+    return [f"correction not built: {c['id']}: {c['correction_proposal'].get('missing')}"
+            for c in (doc or {}).get("claims", []) if c.get("correction") and c.get("correction_proposal")
+            and not (c["correction_proposal"].get("proposed") or c["correction_proposal"].get("draft"))]
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: the controller hears from each worker as it ends

@@ -49,3 +49,15 @@ def test_a_patch_that_changes_another_line_fails(tmp_path):
     (report / "chapters" / "IT.patch").write_text("".join(difflib.unified_diff(
         text.splitlines(True), new.splitlines(True), f"a/{PATH}", f"b/{PATH}")), encoding="utf-8")
     assert check(report) == ["IT: the patch changes lines no correction touches: [1]"]
+
+
+def test_the_fast_tier_fails_a_correction_template_it_cannot_build():
+    """conftest's session end: an erratum of the run whose template was not filled is named."""
+    from conftest import _unbuilt_corrections
+    ok = {"id": "A", "correction": "x {value}", "correction_proposal": {"proposed": "x 1"}}
+    draft = {"id": "B", "correction": "y {mean}", "correction_proposal": {"draft": "y 2"}}
+    broken = {"id": "C", "correction": "z {nope}", "correction_proposal": {"missing": "the correction names {nope}"}}
+    untemplated = {"id": "D", "correction_proposal": {"missing": "no template"}}
+    assert _unbuilt_corrections({"claims": [ok, draft, broken, untemplated]}) == [
+        "correction not built: C: the correction names {nope}"]
+    assert _unbuilt_corrections(None) == []
