@@ -39,7 +39,7 @@ from decimal import Decimal
 from .fingerprint import places
 from .fmt import is_interval
 from .registry import QUOTE_JOIN
-from .verdict import UNCLASSIFIED, headline_records, point_looks, subject_record
+from .verdict import UNCLASSIFIED, _last, headline_records, point_looks, subject_record
 
 # languages whose style puts a (no-break) space before the percent sign
 SPACED_PERCENT = {"it", "fr", "de", "es"}
@@ -245,7 +245,7 @@ def readings(passage: str, diagnosis: dict, words: dict) -> list[dict]:
     for point, look in point_looks(diagnosis.get("grid") or []).items():
         if look == "no":
             continue
-        last = [e for e in diagnosis["grid"] if e["point"] == point or e.get("supersedes") == point][-1]
+        last = _last(diagnosis["grid"], point)
         state = ("undecided" if last.get("state") == "undecided" else look)
         said = last.get("missing") if last.get("selected_on_report") else READING_STATES.get(state, state)
         out.append({"point": point, "state": said,
