@@ -91,6 +91,57 @@ def test_the_peak_bytes_do_not_move_between_runs(claim_record):  # about 1 s: th
     assert spread == 0
 
 
+# "peak MB": what is live at once at the softmax: scores and weights, each 8 heads x n^2 float32, and
+# the causal mask, one bool per pair; the rest (weights, input, projections) is constant or linear in n.
+PEAK_PER_N2 = 2 * 8 * 4 + 1  # bytes per n^2
+PEAK_BAND = (PEAK_PER_N2 * 0.95, PEAK_PER_N2 * 1.05)  # the column's numbers are measured, printed bare
+
+
+def n2_coefficient(ns, peaks) -> tuple[float, float, float]:
+    """(a, b, c) of the least-squares peak = a + b n + c n^2, in bytes."""
+    x = np.asarray(ns, float)
+    (a, b, c), *_ = np.linalg.lstsq(np.stack([np.ones_like(x), x, x**2], 1), np.asarray(peaks, float), rcond=None)
+    return a, b, c
+
+
+TABLE_N2 = n2_coefficient(list(TABLE), [TABLE[n][3] * 2**20 for n in TABLE])[2]
+
+
+@pytest.mark.fast
+@pytest.mark.claim("COST-11")
+def test_the_peak_column_is_scores_weights_and_mask_plus_a_linear_part(claim_record):
+    """The table's peak-MB column, all seven rows: its n^2 coefficient is the layer's two n x n float32
+    tensors and its mask. Each row's rest (the card's base and the linear part) is the chapter's."""
+    claim_record("COST-11", {n: TABLE[n][:2] for n in TABLE}, tolerance="reported: a laptop's wall clock that L167 "
+                 "says to read only for its ratios (COST-03 to COST-06 judge those)", label="the ms columns (total, projections)")
+    c = claim_record("COST-11", round(TABLE_N2, 2), expected=PEAK_PER_N2,
+                     tolerance=f"exact: 2 x 8 x 4 + 1 = {PEAK_PER_N2} B per n^2 +- 5 % {[round(x, 2) for x in PEAK_BAND]} "
+                               "(the column's numbers are measured, printed bare)",
+                     label="the table's peak MB, bytes per n^2 (least squares on its seven rows)")
+    assert PEAK_BAND[0] <= c <= PEAK_BAND[1]
+
+
+@pytest.mark.fast
+@pytest.mark.scale("analytic")
+@pytest.mark.claim("COST-11")
+def test_our_allocator_counts_the_tables_n2_bytes_on_the_cpu(claim_record):  # about 0.4 s
+    """The same layer's peak bytes of one forward, by torch's profiler on the CPU (the chapter's
+    card is a GPU: CUDA's count is the gpu tier's), 128 to 1,024 tokens: the n^2 part is the
+    table's. The rest of each row (weights, input, the card's workspace) is the card's, so reported."""
+    from experiments.cost import peak_memory
+    ns = [n for n in TABLE if n <= 1024]
+    peaks = [peak_memory(n) for n in ns]
+    claim_record("COST-11", {n: round(p / 2**20, 2) for n, p in zip(ns, peaks)},
+                 expected={n: TABLE[n][3] for n in ns},
+                 tolerance="reported: the base (weights, input and the card's workspace, allocated before the "
+                           "forward or by the card's libraries) is the chapter's setting, which it does not print",
+                 label="our peak MiB of one forward above what was allocated before it (CPU)")
+    c = claim_record("COST-11", round(n2_coefficient(ns, peaks)[2], 3), expected=round(TABLE_N2, 2),
+                     tolerance=f"exact: the table's {TABLE_N2:.2f} B per n^2 +- 5 % (a measured number printed bare)",
+                     label="our peak, bytes per n^2, 128 to 1,024 tokens (CPU allocator)")
+    assert abs(c - TABLE_N2) <= 0.05 * TABLE_N2
+
+
 def _ratio_range(a, b, half_ulp):
     """The ratio b/a can take when a and b were printed rounded to +-half_ulp."""
     return (b - half_ulp) / (a + half_ulp), (b + half_ulp) / (a - half_ulp)
@@ -498,6 +549,22 @@ def test_on_cuda_the_projections_grow_linearly(cuda_projections, claim_record):
                  f"[{lo:.2f}, {hi:.2f}] inside {list(LINEAR)} (TOST)",
                  label="projection time exponent per sequence, 1024 -> 8192 (CUDA)")
     judge("COST-06", within(lo, hi, LINEAR), f"projection exponent {p:.2f} [{lo:.2f}, {hi:.2f}] against {list(LINEAR)}")
+
+
+@pytest.mark.gpu
+@pytest.mark.claim("COST-11")
+def test_on_cuda_the_peak_column_has_the_tables_n2_bytes(cuda_card, device, claim_record):
+    """The table's seven sizes at batch 1 on CUDA: the n^2 part of the peak is the table's; each row's
+    base is the card's (weights, input, the libraries' workspaces), so reported."""
+    ns = list(TABLE)
+    peaks = [peak_memory(n, "naive", CostConfig(), device) for n in ns]
+    claim_record("COST-11", {n: round(p / 2**20, 1) for n, p in zip(ns, peaks)}, expected={n: TABLE[n][3] for n in ns},
+                 tolerance="reported: the base (weights, input, workspaces) is the chapter's setting, which it does "
+                           "not print", label=f"our peak MiB of one forward on {torch.cuda.get_device_name(device)}")
+    c = claim_record("COST-11", round(n2_coefficient(ns, peaks)[2], 3), expected=round(TABLE_N2, 2),
+                     tolerance=f"exact: the table's {TABLE_N2:.2f} B per n^2 +- 5 % (a measured number printed bare)",
+                     label="our peak, bytes per n^2, the table's seven sizes (CUDA)")
+    assert abs(c - TABLE_N2) <= 0.05 * TABLE_N2  # allocator bytes: the same on every run of one card
 
 
 @pytest.fixture(scope="module")
