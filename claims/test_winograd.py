@@ -127,6 +127,51 @@ def test_the_maps_average_each_blocks_four_heads_at_the_referent_naming_position
     assert heads == [4, 4] and gap <= 1e-12 and named == e.ref
 
 
+# The chapter's printed map (IT L224-233): (adjective, block) -> {token position: weight}, every
+# cell it prints; the words are the sentence's up to the referent-naming position.
+MAP_WORDS = {adj: Example("animal", "street", adj).words()[:QUERY_AT + 1] for adj in ("tired", "wet")}
+PRINTED_MAP = {
+    ("tired", 1): [0.00, 0.70, 0.00, 0.00, 0.00, 0.00, 0.06, 0.00, 0.00, 0.00, 0.00, 0.00, 0.05, 0.00, 0.19],
+    ("tired", 2): [0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 1.00, 0.00, 0.00, 0.00],
+    ("wet", 1): [0.00, 0.70, 0.00, 0.00, 0.00, 0.00, 0.06, 0.00, 0.00, 0.00, 0.00, 0.00, 0.05, 0.00, 0.19],
+    ("wet", 2): [0.00, 0.00, 0.00, 0.00, 0.03, 0.00, 0.49, 0.00, 0.00, 0.00, 0.20, 0.03, 0.00, 0.00, 0.25],
+}
+
+
+@pytest.mark.fast
+@pytest.mark.claim("WINO-14")
+def test_the_printed_map_rows_are_averaged_softmax_rows_over_the_visible_tokens(claim_record):
+    """The four printed rows, read as the maps' code prints them (format_row): one weight per visible
+    token in the sentence's order, ending at the referent-naming "the" (position 14); each an average
+    of four softmax rows, so summing to 1 within the print's rounding (15 cells, each to +-0.005)."""
+    printed = {key: format_row(MAP_WORDS[key[0]], torch.tensor(row)) for key, row in PRINTED_MAP.items()}
+    claim_record("WINO-14", {f"{adj}, block {b}": line for (adj, b), line in printed.items()},
+                 tolerance="reported: one trained model's cells (no seed is printed, so another start's map differs "
+                           "cell by cell); the text reads 0,70 (WINO-09), tired 1,00 and street 0,49 (WINO-10)",
+                 label="the chapter's rows, as the maps' code prints them")
+    sums = claim_record("WINO-14", {f"{adj}, block {b}": round(sum(row), 2) for (adj, b), row in PRINTED_MAP.items()},
+                        expected=1.0, tolerance="exact: |sum - 1| <= 15 x 0.005, the rounding of 15 printed cells",
+                        label="each printed row's sum")
+    assert all(len(row) == len(MAP_WORDS[adj]) == QUERY_AT + 1 for (adj, _), row in PRINTED_MAP.items())
+    assert all(MAP_WORDS[adj][QUERY_AT] == "the" for adj in MAP_WORDS)
+    assert all(abs(x - 1) <= 15 * 0.005 for x in sums.values())
+
+
+@pytest.mark.fast
+@pytest.mark.claim("WINO-14")
+def test_the_printed_block_1_rows_keep_their_ratios_off_the_adjective(claim_record):
+    """A first layer's query at 14 is the same for the pair, and so is every key but the adjective's
+    (test_in_block_1_only_the_adjectives_own_key_can_differ): off the adjective, the two block-1
+    rows are one row times a constant. The printed rows: the same cells, to the print's rounding."""
+    off = [i for i in range(QUERY_AT + 1) if i != ADJ_AT]
+    a, b = (np.array(PRINTED_MAP[(adj, 1)])[off] for adj in ("tired", "wet"))
+    scale = b.sum() / a.sum()
+    gap = claim_record("WINO-14", round(float(np.abs(b - scale * a).max()), 4), expected=0,
+                       tolerance="exact: <= 0.01, the rounding of two printed cells",
+                       label="block 1, wet's row against tired's off the adjective, rescaled: largest cell difference")
+    assert gap <= 0.01
+
+
 def _block1_rows():
     """Block 1's scores and weights at the scored position for "tired" and "wet", one
     random-weight two-block model in float64: ((scores, weights) per adjective, (heads, 15))."""
