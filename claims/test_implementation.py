@@ -170,3 +170,27 @@ from suite.diagnosis import diagnosis_test  # noqa: E402
 from suite.diagnosis_grids import DEPTH_GRID  # noqa: E402
 
 test_depth01_diagnosis = diagnosis_test(DEPTH_GRID, depth01_rule)
+
+
+@pytest.mark.fast
+@pytest.mark.claim("IMPL-02")
+def test_the_printed_head_fits_thirty_lines_and_twenty_shapes(request, claim_record):
+    """"In codice sono trenta righe, venti delle quali sono forme" (L68), and "Le trenta righe sopra"
+    (L243), counted on the Head our copy prints. The copy strips comments: 7 lines end in the
+    blanks an inline shape comment leaves, and a comment-only line leaves nothing. So only the upper
+    bounds can be judged: what is printed fits in thirty lines, and the lines marked by a stripped
+    comment fit in twenty."""
+    from claimcheck.session import registry_of
+    text = registry_of(request.config).sources["IT"].path.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(text) if line.startswith("class Head("))
+    end = next(i for i in range(start, len(text)) if text[i].startswith("Score, mask"))
+    code = text[start:end]
+    while not code[-1].strip():
+        code.pop()
+    printed = claim_record("IMPL-02", len(code), expected=30,
+                           tolerance="exact (weaker form: our copy strips the code's comments): <= 30",
+                           label="lines of the printed Head, blanks included")
+    marked = claim_record("IMPL-02", sum(1 for line in code if line.strip() and line != line.rstrip()), expected=20,
+                          tolerance="exact (weaker form: a comment-only line leaves no trace in our copy): <= 20",
+                          label="lines ending in the blanks a stripped inline comment leaves")
+    assert printed <= 30 and marked <= 20

@@ -82,7 +82,7 @@ import numpy as np  # noqa: E402
 from experiments.numpy_gpt import mirror, torch_twin  # noqa: E402
 from experiments.polish_lab import batches  # noqa: E402
 from suite.catalogue import TINY_LAB  # noqa: E402
-from suite.lab_rules import MAIN, TEXT, decide, draw_lab, exists, k_of_5, k_of_5_rule, per_run
+from suite.lab_rules import MAIN, TEXT, decide, draw_lab, exists, k_of_5, k_of_5_rule, most, per_run
 from claimcheck.rules import TOST_LEVEL  # noqa: E402
 
 
@@ -225,6 +225,28 @@ def test_a_start_bottoms_at_3200_and_then_validation_rises_while_training_falls(
                  label=f"our seed {tiny_lab.seeds[0]} ({TEXT}): val at 3,200, 6,400; train at 3,200, 6,400")
     claim_figure("TINY-11", "tiny_lab_curves", draw_lab(tiny_lab))
     decide(claim_record, "TINY-11", k)
+
+
+def stops_falling_while_training_falls(lab):
+    """Per run: some checkpoint after which validation rises while training still falls, and how
+    firmly: the firmest such checkpoint's, or, in a run with none, the nearest miss's."""
+    tr, va = (lab.ppl(p) for p in ("train", "val"))  # (excerpt, seed, checkpoint)
+    each = [per_run((va[..., c], va[..., c + 1]), (tr[..., c + 1], tr[..., c])) for c in range(va.shape[-1] - 1)]
+    holds, firm = (np.stack(x) for x in zip(*each))  # (checkpoint, excerpt, seed)
+    return holds.any(0), np.where(holds.any(0), np.where(holds, firm, 0.0).max(0), firm.min(0))
+
+
+@pytest.mark.slow
+@pytest.mark.scale("full")
+@pytest.mark.claim("TINY-30")
+def test_the_step_slider_shows_validation_stop_falling_while_training_falls(tiny_lab, tiny_lab_main, claim_record):
+    """"Gdzie walidacja przestaje spadać, choć trening dalej spada?": the question presupposes that
+    the slider (100 to 6,400 steps) shows such a step on the start the widget has loaded, so on most
+    starts (the word table: one trained model's result). Which step is TINY-11's and TINY-12's."""
+    p = most(claim_record, "TINY-30", stops_falling_while_training_falls(tiny_lab),
+             "a checkpoint after which validation rises while training falls",
+             main=stops_falling_while_training_falls(tiny_lab_main))
+    decide(claim_record, "TINY-30", p)
 
 
 @pytest.mark.slow

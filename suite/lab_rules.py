@@ -169,6 +169,13 @@ def exists(claim_record, claim_id, runs, label, main=None):
     return _record(claim_record, claim_id, runs, EXISTS, label, expected=">= 1 start (an existence claim)", main=main)
 
 
+def most(claim_record, claim_id, runs, label, main=None):
+    """Record "most starts show it": one start's result offered as what the lab does (a try-it
+    bullet, "the same on other starts"); returns its ``LabPart``."""
+    return _record(claim_record, claim_id, runs, MAJORITY, label, expected="most starts (what training produces)",
+                   main=main)
+
+
 def _judge_at(parts, n, alpha):
     """The parts' counts on the first ``n`` primary seeds: each holds at alpha, one shown below
     its line at alpha / k diverges (``starts_joint``); no decided run in a part: undecided."""
