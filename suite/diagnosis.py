@@ -287,10 +287,10 @@ def draw_curves(read: dict):
     return draw
 
 
-KINDS = Path(__file__).resolve().parents[1] / "fixtures" / "kinds.toml"
+KINDS_TOML = Path(__file__).resolve().parents[1] / "fixtures" / "kinds.toml"
 
 
-def pinned_kinds(path: Path = KINDS) -> dict:
+def pinned_kinds(path: Path = KINDS_TOML) -> dict:
     """claim ID -> {kind, reason}: the kind each diagnosis grid gives, committed."""
     try:
         kinds = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -304,7 +304,7 @@ def pinned_kinds(path: Path = KINDS) -> dict:
     return kinds
 
 
-def check_kind(report: dict, path: Path = KINDS) -> str:
+def check_kind(report: dict, path: Path = KINDS_TOML) -> str:
     """The kind the grid gives (as if its claim diverged), against its pin: a kind that moves
     fails until fixtures/kinds.toml changes in the same commit. Under a seed offset the declared
     seeds' evidence is not read, so nothing is compared."""

@@ -21,6 +21,7 @@ from experiments import runs
 from experiments.data import CorpusUnavailable, bpe_tokens
 
 PINS = Path(__file__).resolve().parents[1] / "fixtures" / "pins"
+PIN_MESSAGE_CHARS = 120  # the first line of the comparison's message: enough to name the array and its worst element
 
 
 @pytest.fixture(scope="session")
@@ -82,7 +83,7 @@ def pin(request, ndarrays_regression):
                 raise
             first = str(e).strip().splitlines()
             pytest.fail(f"pin fixtures/pins/{name}.npz is stale: the measured values moved beyond "
-                        f"their tolerance ({first[0][:120]}); if the change is intended, rerun with "
+                        f"their tolerance ({first[0][:PIN_MESSAGE_CHARS]}); if the change is intended, rerun with "
                         "--force-regen and commit the new pin", pytrace=False)
 
     return check

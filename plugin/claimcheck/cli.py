@@ -17,7 +17,7 @@ import tomllib
 from pathlib import Path
 
 from . import __version__, check, corrections, fingerprint, report
-from .marks import DEFAULT, TIERS, Settings
+from .marks import DEFAULT, TIERS, MarkSettings
 from .fmt import plural
 from .registry import QUOTE_JOIN, Registry, RegistryError, load_registry
 from .suite import PYTHON_FILES
@@ -106,7 +106,7 @@ def merge(paths, registry) -> dict:
         title = doc.get("title") or title
         for nodeid, t in doc["tests"].items():
             tests[nodeid] = merge_test(tests.get(nodeid), t)
-    settings = Settings(tiers={t: "" for t in [*DEFAULT.tiers, *tiers]},
+    settings = MarkSettings(tiers={t: "" for t in [*DEFAULT.tiers, *tiers]},
                         scales={s: (w, "") for s, w in (scales or DEFAULT.words).items()})
     # suspect as the text reads now, whatever the runs said then
     try:

@@ -1,7 +1,7 @@
 """claims.md: the report as markdown, errata first."""
 from .badge import badge_text
 from .fmt import cell, measured
-from .verdict import (AT_CAP, KINDS, STATUSES, UNCLASSIFIED, kind_text, by_section, headline_text, headline_value, lower_scale_divergences,
+from .verdict import (AT_CAP, KIND_TEXT, STATUSES, UNCLASSIFIED, kind_text, by_section, headline_text, headline_value, lower_scale_divergences,
                       point_state)
 
 

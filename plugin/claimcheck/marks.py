@@ -39,7 +39,7 @@ TIER_SKIP = "slow tier: needs --claims-runslow"  # the skip of a slow tier's tes
 
 
 @dataclass(frozen=True)
-class Settings:
+class MarkSettings:
     """What a document configures through ini options (``claimcheck_tiers``, ...)."""
     tiers: dict = field(default_factory=lambda: dict(TIERS))
     scales: dict = field(default_factory=lambda: dict(SCALES))
@@ -58,7 +58,7 @@ class Settings:
         return declared or self.default_scale.get(tier)
 
 
-DEFAULT = Settings()
+DEFAULT = MarkSettings()
 
 
 def _pairs(lines, what) -> dict[str, str]:
@@ -71,8 +71,8 @@ def _pairs(lines, what) -> dict[str, str]:
     return out
 
 
-def settings_from_ini(config) -> Settings:
-    """Settings from the ini file; an option left out keeps its default. Lines:
+def settings_from_ini(config) -> MarkSettings:
+    """The tiers and scales from the ini file; an option left out keeps its default. Lines:
 
         claimcheck_tiers          = name: what it runs            (cheapest first)
         claimcheck_scales         = name (words): what it means   (lowest first)
@@ -96,7 +96,7 @@ def settings_from_ini(config) -> Settings:
     for tier in slow:
         if tier not in tiers:
             raise pytest.UsageError(f"claimcheck_slow_tiers: {tier!r} is not one of claimcheck_tiers")
-    return Settings(tiers, scales, default, slow)
+    return MarkSettings(tiers, scales, default, slow)
 
 
 def diverges(reason: str):

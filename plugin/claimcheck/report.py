@@ -11,13 +11,13 @@ from .fingerprint import places
 from .fmt import plural
 from .html import page
 from .markdown import corrections_md, markdown
-from .marks import DEFAULT, Settings
+from .marks import DEFAULT, MarkSettings
 from .registry import QUOTE_JOIN
 from .marks import TIER_SKIP
 from .verdict import AT_CAP, RAN, STATUSES, checkable, figures, pins, status_text, summary, tiers_run, verdicts
 
 
-def build(registry, tests: dict, runs: list[dict], suite=(), settings: Settings = DEFAULT,
+def build(registry, tests: dict, runs: list[dict], suite=(), settings: MarkSettings = DEFAULT,
           suspects: dict | None = None, title: str | None = None, texts: dict[str, str] | None = None,
           root: Path | None = None) -> dict:
     """The claims.json document for these tests, from one run or several merged. ``suite``:
@@ -148,6 +148,9 @@ def write(doc: dict, outdir: Path, texts: dict[str, str] | None = None) -> list[
     return paths
 
 
+REASON_CHARS = 150  # a terminal line's share for a verdict's reason: the report holds it whole
+
+
 def terminal_lines(doc: dict) -> list[str]:
     s = doc["summary"]
     cap = f" ({s[AT_CAP]} at the cap)" if s.get(AT_CAP) else ""
@@ -158,8 +161,8 @@ def terminal_lines(doc: dict) -> list[str]:
         if c["status"] in ("fails", "diverges", "undecided", "suspect"):
             where = f"[{c['scale']}] " if c.get("scale") else ""
             shown = "BROKEN" if c.get("broken") else status_text(c).upper()  # the test's failure, not the text's
-            lines.append(f"  {shown:9s} {c['id']:9s} {where}{c['reason'][:150]}")
+            lines.append(f"  {shown:9s} {c['id']:9s} {where}{c['reason'][:REASON_CHARS]}")
     stale = [p for p in doc.get("pins", []) if p["status"] == "stale"]
     for p in stale:
-        lines.append(f"  STALE PIN {p['file']}: {p['reason'][:150]}")
+        lines.append(f"  STALE PIN {p['file']}: {p['reason'][:REASON_CHARS]}")
     return lines

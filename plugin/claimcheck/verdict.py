@@ -14,7 +14,7 @@ status is, in this order of precedence:
                  (``claim_record``): a pass that shows no evidence is not a *holds*
     holds        every test that names it ran and passed, and one recorded what it measured
 
-Scales and tiers are the document's (``marks.Settings``); the defaults are analytic < ci < full.
+Scales and tiers are the document's (``marks.MarkSettings``); the defaults are analytic < ci < full.
 
 The claim's **headline** is ``fails`` if it fails at any scale; otherwise the status at the
 highest scale where it holds, diverges or is undecided; otherwise ``not-measured`` where some
@@ -26,7 +26,7 @@ the verdict refers to a sentence that is no longer the same.
 """
 from collections import defaultdict
 
-from .marks import DEFAULT, NO_SCALE, Settings
+from .marks import DEFAULT, NO_SCALE, MarkSettings
 
 # A test that raised an exception other than a failed assertion (a typo'd ID, a crash, a fixture
 # error): the claim reads fails, but it is the test's failure, listed apart from the errata.
@@ -56,12 +56,12 @@ def merge_test(a: dict | None, b: dict) -> dict:
     return max(a, b, key=key)
 
 
-def tiers_run(tests: dict, settings: Settings = DEFAULT) -> list[str]:
+def tiers_run(tests: dict, settings: MarkSettings = DEFAULT) -> list[str]:
     ran = {t["tier"] for t in tests.values() if t["outcome"] in RAN and t.get("tier")}
     return [t for t in settings.tiers if t in ran] + sorted(ran - set(settings.tiers))
 
 
-def measured_scale(test: dict, settings: Settings = DEFAULT) -> str:
+def measured_scale(test: dict, settings: MarkSettings = DEFAULT) -> str:
     """The scale a test measured at; a record without one (an older run) gets its tier's."""
     if not settings.scales:
         return NO_SCALE
@@ -134,7 +134,7 @@ def scale_verdict(tests: list[tuple[str, dict]], claim_id: str | None = None) ->
 
 
 def claim_verdict(claim, tests: list[tuple[str, dict]], in_suite: bool = False,
-                  settings: Settings = DEFAULT) -> dict:
+                  settings: MarkSettings = DEFAULT) -> dict:
     """The claim's headline ``status``, its ``scale`` and ``reason``, and ``scales``: the
     verdict at every scale some test measures it at."""
     if not tests:
@@ -203,7 +203,7 @@ def lower_scale_divergences(claim: dict) -> list[str]:
     return [s for s, v in claim["scales"].items() if v["status"] == "diverges"]
 
 
-KINDS = {
+KIND_TEXT = {
     "setup": "our setup was wrong, and is fixed: the verdict is judged on the chapter's configuration",
     "unstated": "reproduces only under a setting the text leaves unstated: the text should state it",
     "text": "diverges under every setting tried: the text's number or sentence does not reproduce",
@@ -223,7 +223,7 @@ def kind_text(diagnosis: dict | None) -> str:
     d = diagnosis or {}
     if d.get("kind") == "text" and not d.get("grid"):
         return "the text's number or sentence does not reproduce, and it leaves nothing unstated that could explain it"
-    return KINDS.get(d.get("kind")) or "not classified yet"
+    return KIND_TEXT.get(d.get("kind")) or "not classified yet"
 
 
 POINT_STATES = {True: "yes", False: "no", None: "not measured"}
@@ -348,7 +348,7 @@ def headline_value(claim: dict) -> tuple[object, object, str]:
 CORRECTION_FIELDS = ("subject", "correction", "replaces", "no_setting", "setting_words")
 
 
-def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset(), settings: Settings = DEFAULT,
+def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset(), settings: MarkSettings = DEFAULT,
              suspects: dict | None = None) -> list[dict]:
     """The report's ``claims`` list, in registry order. ``suite``: the claim IDs some test in
     the whole suite names, collected in this run or not. ``suspects``: claim ID -> ``{why, old,
@@ -433,7 +433,7 @@ def checkable(s: dict) -> int:
     return sum(s[k] for k in STATUSES) - s["descriptive"]
 
 
-MEASURED = ("holds", "diverges", "undecided", "fails")
+MEASURED_STATUSES = ("holds", "diverges", "undecided", "fails")
 
 
 def diff(a: dict, b: dict) -> list[dict]:
@@ -461,7 +461,7 @@ def diff(a: dict, b: dict) -> list[dict]:
 
     def status(c, s):
         v = (c.get("scales") or {}).get(s, {})
-        return status_text(v) if v.get("status") in MEASURED else None
+        return status_text(v) if v.get("status") in MEASURED_STATUSES else None
 
     def kind(c):
         return (c.get("diagnosis") or {}).get("kind")

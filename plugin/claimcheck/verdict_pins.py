@@ -24,7 +24,7 @@ import json
 import tomllib
 from pathlib import Path
 
-from .verdict import MEASURED, status_text
+from .verdict import MEASURED_STATUSES, status_text
 
 MODES = ("exact", "loose", "off")
 _DECIDED = {"holds": "holds", "diverges": "against", "fails": "against"}
@@ -52,7 +52,7 @@ def measured(doc: dict) -> dict[str, dict[str, str]]:
     out = {}
     for c in doc["claims"]:
         got = {s: status_text(v) for s, v in (c.get("scales") or {}).items()
-               if v.get("status") in MEASURED and not v.get("partial")}
+               if v.get("status") in MEASURED_STATUSES and not v.get("partial")}
         if got:
             out[c["id"]] = got
     return out

@@ -8,13 +8,13 @@ import pytest
 
 from claimcheck import report as render
 from claimcheck.html import page
-from claimcheck.marks import Settings
+from claimcheck.marks import MarkSettings
 from claimcheck.registry import Claim
 
 pytestmark = pytest.mark.fast
 
 # a document of three scales, as this repository's own (pyproject.toml)
-SCALES3 = Settings(scales={"analytic": ("analytic", ""), "ci": ("CI scale", ""), "full": ("full scale", "")},
+SCALES3 = MarkSettings(scales={"analytic": ("analytic", ""), "ci": ("CI scale", ""), "full": ("full scale", "")},
                    default_scale={"fast": "analytic", "gpu": "full"})
 
 QUOTE = 'La media <script>alert("x")</script> & co.'

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from claimcheck.marks import Settings
+from claimcheck.marks import MarkSettings
 from claimcheck.verdict import (plain, _value, claim_verdict, diff, figures, headline_text,
                             lower_scale_divergences, merge_test, pins, measured_scale, scale_verdict,
                             unknown_ids, verdicts)
@@ -15,7 +15,7 @@ from claimcheck.verdict import (plain, _value, claim_verdict, diff, figures, hea
 pytestmark = pytest.mark.fast
 
 # the logic is tested on a document of three scales, as this repository's own (pyproject.toml)
-SCALES3 = Settings(scales={"analytic": ("analytic", ""), "ci": ("CI scale", ""), "full": ("full scale", "")},
+SCALES3 = MarkSettings(scales={"analytic": ("analytic", ""), "ci": ("CI scale", ""), "full": ("full scale", "")},
                    default_scale={"fast": "analytic", "gpu": "full"})
 
 OUTCOMES = ("passed", "failed", "error", "xfailed", "undecided", "xpassed", "skipped", "deselected",
