@@ -105,7 +105,7 @@ def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
     more than a machine moves a run (2 %), judged on the 90 % interval of the mean paired
     relative gap over the seeds: both lower ends above 2 % hold (one-sided tests at 5 %); a gap
     whose 95 % interval lies at or below 2 % fails (a disagreement, to review: two gaps, so
-    Bonferroni, suite/rules.py: joint); anything else is undecided."""
+    Bonferroni, claimcheck.rules: joint); anything else is undecided."""
     gains = _gaps(depth_ci)
     # seeds 3-7 are a second look, declared once seeds 0-2 could not decide: judged at 97.5 %
     shown, holds = joint([(g, _above_machine) for g in gains.values()], SECOND_LOOK)
@@ -158,7 +158,7 @@ def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
                                **{f"{arm} {what}": doc for arm, docs in DOC_DEPTH.items()
                                   for what, doc in zip(("train", "val"), docs)}},
                      tolerance=f"joint: intervals inside ±10 % of the four numbers; each gap's above {MACHINE_MOVE}; "
-                               f"a part outside only at its Bonferroni level (suite/rules.py: joint); sequential: "
+                               f"a part outside only at its Bonferroni level (claimcheck.rules: joint); sequential: "
                                f"{DEPTH_LOOKS.text()}",
                      label=f"full scale: 2 blocks' train gain and val loss (relative), and the four perplexities: mean "
                            f"and {DEPTH_LOOKS.level * 100:.4g} % interval over the first {look.n} seeds, look "

@@ -182,7 +182,7 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
         claim_record("NORM-03", value[norm], expected=doc,
                      tolerance=f"joint: 90 % interval inside {[round(x, 4) for x in RATIO_BANDS[norm]]} (± 5 %, a "
                                f"measured number printed bare); outside only at "
-                               f"{wide_level(TOST_LEVEL, 2) * 100:.3g} % (suite/rules.py: joint)",
+                               f"{wide_level(TOST_LEVEL, 2) * 100:.3g} % (claimcheck.rules: joint)",
                      label=f"{norm}-norm last/first: mean and 90 % interval, seeds {SEEDS[0]}-{SEEDS[-1]} (first look)")
     if holds is None:  # the declared second look decides (catalogue.NORM03_MORE), on fresh seeds only
         more = NORM03_MORE.seeds
@@ -371,7 +371,7 @@ def test_warmup_is_the_patch_that_rescues_post_norm(norm_ci, claim_record):
 
 # Each full-scale rule is a function of the runs, so that the diagnosis grid (suite/diagnosis_grids.py)
 # judges every point by the verdict's own rule: (value, holds), holds True / False / None
-# (suite/rules.py: an interval inside its band, wholly outside it, or across an edge).
+# (claimcheck.rules: an interval inside its band, wholly outside it, or across an edge).
 # ``checkpoint``: how a run is read. The intervals are over the declared seeds (NORM_FULL: 3):
 # one seed bounds nothing.
 
@@ -451,7 +451,7 @@ def test_the_norm_table_at_full_scale(norm_full, claim_record, claim_figure):
     value, side = norm04_rule(norm_full)
     claim_record("NORM-04", value, expected=DOC_NORM,
                  tolerance=f"joint: 90 % intervals of the seed means, each inside its printed number ± 5 % (bare); "
-                           f"an arm outside only at {wide_level(TOST_LEVEL, 4) * 100:.3g} % (suite/rules.py: joint)",
+                           f"an arm outside only at {wide_level(TOST_LEVEL, 4) * 100:.3g} % (claimcheck.rules: joint)",
                  label="the four arms (full): mean and 90 % interval over the seeds")
     _judge("NORM-04", norm_full, side, value)
 
@@ -472,7 +472,7 @@ def test_post_norm_without_warmup_is_eight_times_worse_at_full_scale(norm_full, 
     value, side = norm05_rule(norm_full)
     claim_record("NORM-05", value, expected={"post / pre": 8.15, "post": DOC_NORM["post"]},
                  tolerance=f"joint: 90 % intervals: the mean paired ratio inside [7.5, 8.5), post inside 308.05 ± 5 %; "
-                           f"either outside only at {wide_level(TOST_LEVEL, 2) * 100:.3g} % (suite/rules.py: joint)",
+                           f"either outside only at {wide_level(TOST_LEVEL, 2) * 100:.3g} % (claimcheck.rules: joint)",
                  label="post / pre and post (full): mean and 90 % interval")
     _judge("NORM-05", norm_full, side, value)
 

@@ -219,7 +219,7 @@ def test_in_block_1_the_pairs_rows_are_identical_to_two_decimals(claim_record):
 #
 # The chapter reports one trained model of each kind. Whether a small model escapes a plateau is
 # a coin that rounding can flip, so every sentence about what training produces is judged as a
-# rate over 10 starts (suite/rules.py: starts, most starts), never on every seed.
+# rate over 10 starts (claimcheck.rules: starts, most starts), never on every seed.
 
 SEEDS = WINOGRAD.seeds
 STEPS = WINOGRAD.arm_steps()

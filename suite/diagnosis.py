@@ -246,7 +246,7 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
                 entry.update(state="undecided",
                              missing="an interval crosses the rule's band or margin at the declared seeds, or, "
                                      "for a claim of several parts, lies outside it only short of its "
-                                     "Bonferroni level (suite/rules.py: joint)")
+                                     "Bonferroni level (claimcheck.rules: joint)")
             if not whole:
                 if (cost := model_steps(p.scale)) is not None:
                     entry["model_steps"] = cost * (len(p.scale.seeds) - len(runs.seeds)) // len(p.scale.seeds)
