@@ -117,6 +117,9 @@ def test_the_peak_column_is_scores_weights_and_mask_plus_a_linear_part(claim_rec
     tensors and its mask. Each row's rest (the card's base and the linear part) is the chapter's."""
     claim_record("COST-11", {n: TABLE[n][:2] for n in TABLE}, tolerance="reported: a laptop's wall clock that L167 "
                  "says to read only for its ratios (COST-03 to COST-06 judge those)", label="the ms columns (total, projections)")
+    claim_record("COST-11", {"attn matrix MB": [TABLE[n][2] for n in TABLE], "ms x4": MS_X4, "MB x4": MB_X4},
+                 tolerance="reported: the quoted rows' other columns, judged by COST-02 (attn matrix MB), COST-03 (both "
+                           "x4 columns) and COST-05 (3.91)", label="the quoted rows' other columns")
     c = claim_record("COST-11", round(TABLE_N2, 2), expected=PEAK_PER_N2,
                      tolerance=f"exact: 2 x 8 x 4 + 1 = {PEAK_PER_N2} B per n^2 +- 5 % {[round(x, 2) for x in PEAK_BAND]} "
                                "(the column's numbers are measured, printed bare)",

@@ -140,7 +140,7 @@ PRINTED_MAP = {
 
 @pytest.mark.fast
 @pytest.mark.claim("WINO-14")
-def test_the_printed_map_rows_are_averaged_softmax_rows_over_the_visible_tokens(claim_record):
+def test_the_printed_map_rows_are_averaged_softmax_rows_over_the_visible_tokens(request, claim_record):
     """The four printed rows, read as the maps' code prints them (format_row): one weight per visible
     token in the sentence's order, ending at the referent-naming "the" (position 14); each an average
     of four softmax rows, so summing to 1 within the print's rounding (15 cells, each to +-0.005)."""
@@ -152,6 +152,9 @@ def test_the_printed_map_rows_are_averaged_softmax_rows_over_the_visible_tokens(
     sums = claim_record("WINO-14", {f"{adj}, block {b}": round(sum(row), 2) for (adj, b), row in PRINTED_MAP.items()},
                         expected=1.0, tolerance="exact: |sum - 1| <= 15 x 0.005, the rounding of 15 printed cells",
                         label="each printed row's sum")
+    from claimcheck.session import registry_of
+    chapter = " ".join(registry_of(request.config).sources["IT"].text().split())  # the print's own spacing aside
+    assert all(f"blk {b} {line}" in chapter for (_, b), line in printed.items())  # the rows as typed here are the chapter's
     assert all(len(row) == len(MAP_WORDS[adj]) == QUERY_AT + 1 for (adj, _), row in PRINTED_MAP.items())
     assert all(MAP_WORDS[adj][QUERY_AT] == "the" for adj in MAP_WORDS)
     assert all(abs(x - 1) <= 15 * 0.005 for x in sums.values())
