@@ -135,9 +135,8 @@ def test_positions_win_on_validation_at_3200_steps_with_disjoint_ranges(tiny_lab
     pe, nope = tiny_lab.at("val", 3200, True), tiny_lab.at("val", 3200, False)  # (excerpt, seed)
     # "on every one of the five starts": per start, the run with positions beats the same start
     # (excerpt, seed) without; the chapter's disjoint ranges make that 5 of 5
-    wins = lambda lab: per_run((lab.at("val", 3200, True), lab.at("val", 3200, False)))  # noqa: E731
-    p = k_of_5(claim_record, "TINY-26", wins(tiny_lab), "positions beat the same start without", k=5,
-               main=wins(tiny_lab_main))
+    p = k_of_5(claim_record, "TINY-26", positions_win_at_3200(tiny_lab), "positions beat the same start without", k=5,
+               main=positions_win_at_3200(tiny_lab_main))
     claim_record("TINY-26", [[round(nope[0, :5].min(), 2), round(nope[0, :5].max(), 2)],
                              [round(pe[0, :5].min(), 2), round(pe[0, :5].max(), 2)]], expected=[[10.41, 10.99], [8.63, 9.47]],
                  tolerance="reported: another text", label=f"{MAIN}, val at 3,200: no-PE range, PE range")
