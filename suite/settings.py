@@ -121,6 +121,12 @@ def use(settings: Settings) -> Settings:
     return previous
 
 
+def child_environ(extra: dict[str, str]) -> dict[str, str]:
+    """The environment for a child process an entry point starts: its own, with ``extra`` set
+    (the replay spread's other kernels, which a running torch cannot switch to)."""
+    return {**os.environ, **extra}
+
+
 def exit_on_problem(settings: Settings) -> None:
     """For commands: exit with the one line when a variable is bad."""
     if settings.problems:

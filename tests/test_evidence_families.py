@@ -6,7 +6,9 @@ read the records through ``suite.scales.Scale.runs`` when there is no CUDA devic
 """
 import functools
 import json
+import tomllib
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -135,7 +137,7 @@ def test_the_first_steps_of_every_evidence_configuration_replay(group, shakespea
     _records()
     path, *others = group
     rec = store.read_or_fail(path, evidence.COMMAND)
-    problem = store.replay_problem(evidence.replay_movement(rec, shakespeare_tokens))  # on the CPU
+    problem = store.replay_problem(evidence.replay_movement(rec, shakespeare_tokens), store.replay_rtol(path))  # on the CPU
     if problem:
         also = f" (and, made by the same code, {', '.join(p.name for p in others)})" if others else ""
         pytest.fail(f"{path.relative_to(store.ROOT)}{also} is stale: {problem} under the current code "
@@ -158,6 +160,64 @@ def test_a_replay_is_stale_past_either_tolerance_and_says_which():
     assert "first 4 training losses moved by" in store.replay_problem(store.movement(late, rec))
     # several runs at once, the step on the last axis: the largest movement of any run counts
     assert store.movement([rec, late], [rec, rec]) == (0.0, pytest.approx(2 * store.REPLAY_RTOL, rel=1e-9))
+
+
+@pytest.mark.fast
+def test_every_recorded_configuration_has_its_replay_spread_measured_under_other_kernels():
+    """A record's trained steps replay at SAFETY x its configuration's own spread between kernel
+    settings (issue 58): a configuration with no measurement would replay at a tolerance taken
+    from others, which the chaotic ones exceed 100-fold."""
+    from suite.evidence import lab, winograd
+    paths = [*evidence.record_paths(), *lab.record_paths(), *winograd.record_paths()]
+    missing = sorted({store.configuration(p) for p in paths} - set(store.spreads()))
+    assert not missing, (f"{len(missing)} configuration(s) have no replay spread, e.g. {missing[0]}: "
+                         f"run `{store.SPREAD_COMMAND}`")
+    for row in store.spreads().values():
+        assert row["measured"] and set(row["measured"]) <= set(tomllib.loads(store.SPREAD.read_text())["measured"])
+
+
+@pytest.mark.fast
+def test_a_configurations_tolerance_is_three_times_its_own_spread_and_never_under_the_common_one(monkeypatch):
+    seed2 = store.EVIDENCE / "sqrt" / "explore" / "sqrt1024-full@train.lr=0.03" / "nodiv-1024-seed2.json"
+    assert store.configuration(seed2) == "sqrt/explore/sqrt1024-full@train.lr=0.03/nodiv-1024"
+    assert store.configuration(store.EVIDENCE / "winograd/explore/w@x=1/fixed-bag.json") == "winograd/explore/w@x=1/fixed-bag"
+    rows = {"sqrt/explore/sqrt1024-full@train.lr=0.03/nodiv-1024": {"trained": 4.29e-2},
+            "norm/pre": {"trained": 6.7e-8}}
+    monkeypatch.setattr(store, "spreads", lambda: rows)
+    assert store.replay_rtol(seed2) == pytest.approx(0.13)  # 3 x 4.29e-2, rounded up
+    assert store.replay_rtol(store.EVIDENCE / "norm" / "pre-seed1.json") == store.REPLAY_RTOL
+    assert store.replay_rtol(store.EVIDENCE / "norm" / "post-seed1.json") == store.REPLAY_RTOL  # not measured
+    assert store.replay_problem((0.0, 0.1), store.replay_rtol(seed2)) == ""
+    problem = store.replay_problem((0.0, 0.2), store.replay_rtol(seed2))
+    assert "tolerance 0.13, 3x this configuration's spread in fixtures/replay_spread.toml" in problem
+
+
+@pytest.mark.fast
+def test_the_spread_command_replays_new_configurations_under_other_kernels_and_merges_them(monkeypatch, tmp_path, capsys):
+    import json
+    from suite.evidence import __main__ as cli, lab, winograd
+    spread = tmp_path / "replay_spread.toml"
+    monkeypatch.setattr(store, "SPREAD", spread)
+    store.spreads.cache_clear()
+    paths = [store.EVIDENCE / "norm" / f"pre-seed{s}.json" for s in (0, 1)]
+    monkeypatch.setattr(evidence, "record_paths", lambda explore=True: paths)
+    monkeypatch.setattr(lab, "record_paths", lambda: [])
+    monkeypatch.setattr(winograd, "record_paths", lambda: [])
+    seen = {}
+
+    def child(argv, env, check):  # the replay the command starts, under the other kernels
+        seen.update(env=env, argv=argv)
+        out = Path(argv[argv.index("--json") + 1])
+        out.write_text(json.dumps({str(paths[0]): [0.0, 2e-7], str(paths[1]): [6e-8, 5e-3]}))
+    monkeypatch.setattr(cli.subprocess, "run", child)
+    try:
+        assert cli.main(["spread"]) == 0
+        assert all(seen["env"][k] == v for k, v in store.SPREAD_KERNELS.items())
+        assert store.spreads()["norm/pre"]["trained"] == 5e-3 and store.spreads()["norm/pre"]["init"] == 6e-8
+        assert store.replay_rtol(paths[0]) == pytest.approx(0.015)
+        assert cli.main(["spread"]) == 0 and "every configuration's spread is in" in capsys.readouterr().out
+    finally:
+        store.spreads.cache_clear()
 
 
 @pytest.mark.fast

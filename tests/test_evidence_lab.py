@@ -110,7 +110,7 @@ def test_the_first_steps_of_every_lab_record_replay(path):
     if path is None:
         pytest.skip(f"no lab grid evidence committed yet: `{le.COMMAND}`")
     rec = store.read_or_fail(path, le.COMMAND)
-    store.check_replay(rec, le.replay_movement(rec), le.COMMAND)
+    store.check_replay(path, rec, le.replay_movement(rec), le.COMMAND)
 
 
 @pytest.mark.fast

@@ -161,7 +161,7 @@ def test_the_first_steps_of_every_winograd_record_replay(path):
     if path is None:
         pytest.skip(f"no Winograd grid evidence committed yet: `{we.COMMAND}`")
     rec = store.read_or_fail(path, we.COMMAND)
-    store.check_replay(rec, we.replay_movement(rec), we.COMMAND)
+    store.check_replay(path, rec, we.replay_movement(rec), we.COMMAND)
 
 
 @pytest.mark.fast

@@ -7,12 +7,17 @@
     python -m suite.evidence lab [POINT ...]           record the Polish lab's grid points
     python -m suite.evidence winograd [POINT ...]      record the Winograd task's grid points
     python -m suite.evidence measured [SCALE ...]      measure and record (NORM-03, COST-09, TINY-10)
-    python -m suite.evidence replay                    retrain every record's first steps
+    python -m suite.evidence replay [PATH ...]         retrain every record's first steps
+    python -m suite.evidence spread [--all]            measure new configurations' replay spread
 
 An entry point: the settings are read here, before the catalogue's seeds are.
 """
 import argparse
+import json
+import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import torch
 
@@ -53,7 +58,12 @@ def _parser(families, recording) -> argparse.ArgumentParser:
     m = sub.add_parser("measured", help="measure afresh and record catalogue.MEASURED's scales (CPU)")
     m.add_argument("scales", nargs="*", help="only these scales (default: every one)")
     sub.add_parser("status", help="list what is recorded")
-    sub.add_parser("replay", help="retrain every record's first steps; print how far they moved")
+    p = sub.add_parser("replay", help="retrain every record's first steps; print how far they moved")
+    p.add_argument("paths", nargs="*", help="only these records (default: every one)")
+    p.add_argument("--json", default="", help="also write each record's movement to this file")
+    p = sub.add_parser("spread", help="replay the records of every configuration not yet in "
+                                      "fixtures/replay_spread.toml under other kernels, and add them")
+    p.add_argument("--all", action="store_true", help="every configuration, not only the new ones")
     return ap
 
 
@@ -80,22 +90,54 @@ def _pending(recording, lab, winograd) -> None:
           "`python -m suite.evidence pending --record`")
 
 
-def _replay(families, lab, winograd) -> int:
+def _replay(families, lab, winograd, only=(), out="") -> int:
     tokens = data.bpe_tokens("tinyshakespeare", 1024)[0]
     kinds = [(p, lambda rec: families.replay_movement(rec, tokens)) for p in families.record_paths()]
     kinds += [(p, lab.replay_movement) for p in lab.record_paths()]
     kinds += [(p, winograd.replay_movement) for p in winograd.record_paths()]
-    stale = 0
+    if only:
+        wanted = {Path(p).resolve() for p in only}
+        kinds = [(p, replay) for p, replay in kinds if p.resolve() in wanted]
+    stale, movements = 0, {}
     for path, replay in kinds:
         rec = store.read_json(path, "python -m suite.evidence replay")
-        moved = replay(rec)
-        problem = store.replay_problem(moved)
+        moved = movements[str(path)] = replay(rec)
+        problem = store.replay_problem(moved, store.replay_rtol(path))
         stale += bool(problem)
+        if out:  # as it goes: a long replay that is stopped keeps what it measured
+            Path(out).write_text(json.dumps(movements))
         print(f"{store.shown(path)}: at initialisation {moved[0]:.2e}, trained {moved[1]:.2e} "
               f"({rec['provenance']['device_name']})" + (f": STALE, {problem}" if problem else ""), flush=True)
     print(f"{stale} stale record(s): delete each and rerun the command that records it" if stale
           else "every record replays within its tolerances (docs/reference/replay.md)")
     return 1 if stale else 0
+
+
+def _spread(families, lab, winograd, every: bool) -> int:
+    """Replay, in a child process under store.SPREAD_KERNELS, the records of every configuration
+    SPREAD lacks (or every one), and merge how far they moved into it."""
+    paths = [*families.record_paths(), *lab.record_paths(), *winograd.record_paths()]
+    known = store.spreads()
+    todo = [p for p in paths if every or store.configuration(p) not in known]
+    if not todo:
+        print(f"every configuration's spread is in {store.shown(store.SPREAD)}")
+        return 0
+    kernels = " ".join(f"{k}={v}" for k, v in store.SPREAD_KERNELS.items())
+    print(f"replaying {len(todo)} record(s) under {kernels}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "moved.json"
+        env = settings.child_environ(store.SPREAD_KERNELS)
+        subprocess.run([sys.executable, "-m", "suite.evidence", "replay", "--json", str(out), *map(str, todo)],
+                       env=env, check=False)  # a stale line there is what this measures, not a failure
+        moved = {Path(p): tuple(m) for p, m in json.loads(out.read_text()).items()} if out.exists() else {}
+    if not moved:
+        raise SystemExit("error: the replay under other kernels measured nothing; its output is above")
+    store.add_spreads(moved, {"kernels": kernels, "machine": store.cpu_model(),
+                              "threads": torch.get_num_threads(), "torch": torch.__version__,
+                              "code": store.commit(),
+                              "date": store.datetime.now(store.timezone.utc).strftime("%Y-%m-%d")})
+    print(f"{len(moved)} record(s) measured; {store.shown(store.SPREAD)} updated")
+    return 0
 
 
 def _grid(claim: str, device: str, stack: bool, recording, lab, winograd) -> None:
@@ -130,7 +172,9 @@ def _main(argv) -> int:
         from suite.evidence import measured
         print(f"{'measured':<10} {len(measured.record_paths())} record(s), {len(measured.pending())} pending")
     elif a.cmd == "replay":
-        return _replay(families, lab, winograd)
+        return _replay(families, lab, winograd, a.paths, a.json)
+    elif a.cmd == "spread":
+        return _spread(families, lab, winograd, a.all)
     elif a.cmd == "grid":
         _grid(a.claim, a.device, a.stack, recording, lab, winograd)
     elif a.cmd == "pending":

@@ -16,6 +16,8 @@ import functools
 import json
 import math
 import platform
+import re
+import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -28,7 +30,7 @@ from claimcheck.storage import git_commit
 from experiments.data import write_atomic
 from experiments.runs import code_version
 from suite import settings
-from suite.pins import cpu_model
+from suite.pins import SAFETY, cpu_model
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIDENCE = ROOT / "fixtures" / "evidence"
@@ -49,6 +51,13 @@ VERDICTS = ROOT / "fixtures" / "verdicts.toml"
 REPLAY_STEPS = 4
 REPLAY_RTOL_INIT = 1e-6
 REPLAY_RTOL = 4e-4
+# A configuration whose first steps are chaotic (the sqrt(d_k) grid's points at 10 to 100x the
+# chapter's rate) moves further: its records, replayed under SPREAD_KERNELS, moved by up to 4.3e-2.
+# Each configuration's own figure, measured when it is recorded (`python -m suite.evidence spread`),
+# is kept in SPREAD; its trained steps replay at SAFETY x that figure, never under REPLAY_RTOL.
+SPREAD = ROOT / "fixtures" / "replay_spread.toml"
+SPREAD_COMMAND = "python -m suite.evidence spread"
+SPREAD_KERNELS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 # The provenance every record carries; ``wall_s`` is a positive number, the rest non-empty strings.
 PROVENANCE = ("device", "device_name", "machine", "torch", "commit", "code", "date", "wall_s")
@@ -193,21 +202,87 @@ def movement(ours, recorded) -> tuple[float, float]:
     return float(moved[..., 0].max()), float(moved[..., 1:].max(initial=0.0))
 
 
-def replay_problem(moved: tuple[float, float]) -> str:
-    """What a replay's ``movement`` says beyond rounding, or "" when it is within its tolerances."""
+def configuration(path: Path) -> str:
+    """The configuration a record was made with: its path under fixtures/evidence, without the
+    ``.json`` and the seed, e.g. ``sqrt/explore/sqrt1024-full@train.lr=0.03/nodiv-1024``."""
+    path = Path(path)
+    rel = path.relative_to(EVIDENCE) if path.is_relative_to(EVIDENCE) else Path(path.name)
+    return re.sub(r"-seed\d+$", "", rel.with_suffix("").as_posix())
+
+
+@functools.cache
+def spreads() -> dict[str, dict]:
+    """SPREAD's rows: per configuration, the movements measured replaying it under SPREAD_KERNELS."""
+    if not SPREAD.exists():
+        return {}
+    try:
+        return tomllib.loads(SPREAD.read_text())["spread"]
+    except (tomllib.TOMLDecodeError, KeyError) as e:
+        raise InvalidRecord(f"{shown(SPREAD)}: {e}; rerun `{SPREAD_COMMAND} --all`") from None
+
+
+def _up(x: float) -> float:
+    """``x`` rounded up to two significant digits."""
+    step = 10.0 ** (math.floor(math.log10(x)) - 1)
+    return round(math.ceil(x / step - 1e-9) * step, 12)
+
+
+def replay_rtol(path: Path) -> float:
+    """The trained steps' tolerance for the record at ``path``: SAFETY x its configuration's measured
+    spread (SPREAD), rounded up, or REPLAY_RTOL where that is larger or nothing is measured."""
+    trained = spreads().get(configuration(path), {}).get("trained", 0.0)
+    return max(REPLAY_RTOL, _up(SAFETY * trained)) if trained > 0 else REPLAY_RTOL
+
+
+def add_spreads(moved: dict, source: dict) -> None:
+    """Merge replays under SPREAD_KERNELS (``moved``: record path -> ``movement``) into SPREAD: per
+    configuration, the largest movement over its seeds and every measurement so far, and which
+    measurements (``source``: kernels, machine, torch, code, date) it was taken from."""
+    key = f"{source['date']}-{source['code'][:7]}"
+    text = SPREAD.read_text() if SPREAD.exists() else ""
+    old = tomllib.loads(text) if text else {}
+    measured, rows = old.get("measured", {}), old.get("spread", {})
+    measured[key] = source
+    for path, (init, trained) in moved.items():
+        row = rows.setdefault(configuration(path), {"init": 0.0, "trained": 0.0, "measured": []})
+        row["init"], row["trained"] = max(row["init"], init), max(row["trained"], trained)
+        row["measured"] = sorted({*row["measured"], key})
+    head = [line for line in text.splitlines() if line.startswith("#")] or [
+        "# Per configuration (a record's path under fixtures/evidence without its seed): the largest",
+        "# relative movement of its first losses when its records were replayed under other kernels",
+        "# (suite/evidence/store.py: SPREAD_KERNELS), over its seeds and every measurement below. The",
+        "# slow tier replays its trained steps at SAFETY x `trained`, never under REPLAY_RTOL",
+        f"# (docs/reference/replay.md). Written by `{SPREAD_COMMAND}`; do not edit by hand.",
+    ]
+    out = [*head, ""]
+    for k, src in sorted(measured.items()):
+        out += [f"[measured.{json.dumps(k)}]", *(f"{f} = {json.dumps(v)}" for f, v in src.items()), ""]
+    out.append("[spread]")
+    for conf, row in sorted(rows.items()):
+        init, trained = (float(f"{row[f]:.3g}") for f in ("init", "trained"))
+        out.append(f"{json.dumps(conf)} = {{ init = {init!r}, trained = {trained!r}, "
+                   f"measured = {json.dumps(row['measured'])} }}")
+    write_atomic(SPREAD, ("\n".join(out) + "\n").encode())
+    spreads.cache_clear()
+
+
+def replay_problem(moved: tuple[float, float], rtol: float = REPLAY_RTOL) -> str:
+    """What a replay's ``movement`` says beyond rounding, or "" when it is within its tolerances
+    (``rtol``: the trained steps', ``replay_rtol`` of the record)."""
     init, trained = moved
     if init > REPLAY_RTOL_INIT:
         return (f"its loss at initialisation moved by {init:.1e} (relative; tolerance {REPLAY_RTOL_INIT:.0e}, "
                 f"a forward pass with nothing trained to amplify rounding)")
-    if trained > REPLAY_RTOL:
+    if trained > rtol:
+        source = "" if rtol == REPLAY_RTOL else f", {SAFETY}x this configuration's spread in {shown(SPREAD)}"
         return (f"its first {REPLAY_STEPS} training losses moved by {trained:.1e} (relative; tolerance "
-                f"{REPLAY_RTOL:.0e})")
+                f"{rtol:.2g}{source})")
     return ""
 
 
-def check_replay(rec: dict, moved: tuple[float, float], command: str) -> tuple[float, float]:
-    """The slow tier's replay check: ``moved`` (``movement``) within its tolerances."""
-    problem = replay_problem(moved)
+def check_replay(path: Path, rec: dict, moved: tuple[float, float], command: str) -> tuple[float, float]:
+    """The slow tier's replay check: ``moved`` (``movement``) within the tolerances of the record at ``path``."""
+    problem = replay_problem(moved, replay_rtol(path))
     assert not problem, (f"{rec.get('point') or rec['family']} {rec['arm']}: {problem}: the code no longer makes "
                          f"this record; delete it and rerun `{command}`")
     return moved
