@@ -247,14 +247,14 @@ def one_block_near_91_7(runs, checkpoint="final"):
     """starts where one block lands near 91.7 % (leaky)"""
     # the table's "91.7 %": one trained model's share of the held-out sentences, two binomial SE
     one = runs.final("leaky", "1-block", checkpoint=checkpoint)
-    return np.abs(one - 0.917) <= two_se(0.917, runs.held_out("leaky"))
+    return np.abs(one - 0.917) <= two_se(0.917, runs.held_out("leaky", checkpoint))
 
 
 def bag_at_chance_wrong_half(runs, checkpoint="final"):
     """starts at chance between the two nouns and wrong on half (fixed)"""
     pair = runs.final("fixed", "bag", "pair_accuracy", checkpoint)
     wrong = runs.final("fixed", "bag", "wrong_noun", checkpoint)
-    n = runs.held_out("fixed")
+    n = runs.held_out("fixed", checkpoint)
     chance = pair <= 0.5 + two_se(0.5, n)  # no better than chance between the two
     half = np.abs(wrong - 0.5) <= two_se(0.5, n)  # "esattamente metà": a share of n items (docs/reference/statistics.md)
     return chance & half
@@ -262,7 +262,7 @@ def bag_at_chance_wrong_half(runs, checkpoint="final"):
 
 def bag_scores_27_9(runs, checkpoint="final"):
     """starts within 2 binomial SE of 27.9 % (fixed, bag)"""
-    return np.abs(runs.final("fixed", "bag", checkpoint=checkpoint) - 0.279) <= two_se(0.279, runs.held_out("fixed"))
+    return np.abs(runs.final("fixed", "bag", checkpoint=checkpoint) - 0.279) <= two_se(0.279, runs.held_out("fixed", checkpoint))
 
 
 def two_blocks_solve(runs, checkpoint="final"):
@@ -271,15 +271,15 @@ def two_blocks_solve(runs, checkpoint="final"):
     return runs.final("fixed", "2-blocks", checkpoint=checkpoint) >= 0.995
 
 
-def one_block_band(runs) -> float:
-    return two_se(0.927, runs.held_out("fixed"))
+def one_block_band(runs, checkpoint="final") -> float:
+    return two_se(0.927, runs.held_out("fixed", checkpoint))
 
 
 def one_block_short_near_92_7(runs, checkpoint="final"):
     """starts where one block falls short of two, near 92.7 % (fixed)"""
     one = runs.final("fixed", "1-block", checkpoint=checkpoint)
     two = runs.final("fixed", "2-blocks", checkpoint=checkpoint)
-    return (one < two) & (np.abs(one - 0.927) <= one_block_band(runs))
+    return (one < two) & (np.abs(one - 0.927) <= one_block_band(runs, checkpoint))
 
 
 def _rows(runs, adj, block, sentence="trained"):

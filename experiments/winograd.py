@@ -141,13 +141,24 @@ def score(model: GPT, task: Task, examples) -> dict:
     }
 
 
+def halves(examples: tuple[Example, ...]) -> tuple[tuple[Example, ...], tuple[Example, ...]]:
+    """Held-out sentences in two halves by pair, a pair's eight adjectives always together: the
+    first, third, ... pair to choose a checkpoint on, the second, fourth, ... to report it on."""
+    pairs = list(dict.fromkeys((e.x, e.y) for e in examples))
+    select = set(pairs[0::2])
+    return (tuple(e for e in examples if (e.x, e.y) in select),
+            tuple(e for e in examples if (e.x, e.y) not in select))
+
+
 def train_task(task: Task, kind: str, *, steps: int, seeds, lr: float = 3e-3, batch: int = BATCH,
                eval_every: int = 250, d_model: int = 64, progress=None,
-               first_losses: list | None = None) -> tuple[Stack, list[list[dict]]]:
+               first_losses: list | None = None, select_apart: bool = False) -> tuple[Stack, list[list[dict]]]:
     """Next-token prediction on whole training sentences, one model per seed side by side;
     each model's held-out scores every ``eval_every`` steps and at the end. ``first_losses``,
     if given, receives each step's (M,) training losses for the first FIRST_LOSSES steps (a
-    record's replay check)."""
+    record's replay check). With ``select_apart``, each evaluation also scores the two
+    ``halves`` of the held-out set ("select", "report"): scoring trains nothing, so the runs are
+    the same."""
     stack = Stack(model_config(task, kind, d_model), seeds)
     opt = torch.optim.AdamW(stack.parameters(), lr=lr)
     data = task.encode(task.train)  # (N, 18)
@@ -158,11 +169,13 @@ def train_task(task: Task, kind: str, *, steps: int, seeds, lr: float = 3e-3, ba
         return w[..., :-1], w[..., 1:]
 
     curves = [[] for _ in stack.seeds]
+    parts = dict(zip(("select", "report"), halves(task.held_out))) if select_apart else {}
 
     def evaluate(step, _):
         if step % eval_every == 0 or step == steps:
             for m, curve in enumerate(curves):
-                curve.append({"step": step, **score(stack.model(m), task, task.held_out)})
+                curve.append({"step": step, **score(stack.model(m), task, task.held_out),
+                              **{k: score(stack.model(m), task, xs) for k, xs in parts.items()}})
 
     def keep(step, losses):
         if first_losses is not None and step <= FIRST_LOSSES:

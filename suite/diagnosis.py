@@ -96,8 +96,12 @@ class MoreSeeds:
 
 
 def vary(scale, setting: str, value):
-    """``scale`` with one setting changed; read options change nothing that is trained."""
+    """``scale`` with one setting changed; read options change nothing that is trained, except a
+    best checkpoint on a scale that can choose it apart from where it is reported (a
+    WinogradScale's ``select_apart``: its evaluations score two halves of the held-out set)."""
     where, _, name = setting.partition(".")
+    if (where, name, value) == ("read", "checkpoint", "best") and hasattr(scale, "select_apart"):
+        return replace(scale, select_apart=True)
     if where == "model":
         return replace(scale, arms={a: replace(c, **{name: value}) for a, c in scale.arms.items()})
     if where == "train":
@@ -155,8 +159,8 @@ class Grid:
         for axis in self.axes:
             for v in axis.values[1:]:
                 name = f"{axis.setting}={v}"
-                scale = stated.scale if axis.setting.startswith("read.") else \
-                    replace(vary(stated.scale, axis.setting, v), name=f"{self.scale.name}@{name}")
+                scale = vary(stated.scale, axis.setting, v)  # a read option: the stated runs themselves
+                scale = scale if scale is stated.scale else replace(scale, name=f"{self.scale.name}@{name}")
                 out.append(Point(name, {**(self.base or {}), axis.setting: v}, scale, axis.why))
         for name, why, scale in self.alternatives:
             out.append(Point(name, {"reading": name}, scale, why))
@@ -185,8 +189,8 @@ class Grid:
 # ---- applying the claim's rule at every point -------------------------------------------------
 
 # A best checkpoint chosen on the split it is then reported on flatters it: such a reading is shown,
-# never a pass or a failure, until the records carry a split to report on apart from the one that
-# chose it (docs/reference/statistics.md, docs/reference/setup-audit.md).
+# never a pass or a failure, unless its records carry a split to report on apart from the one that
+# chose it (the Winograd task's select_apart point; docs/reference/statistics.md).
 SELECTED_ON_REPORT = ("not measured: the best checkpoint is chosen on the held-out split it would be reported on; "
                       "the records carry no separate split to report it on (docs/reference/statistics.md)")
 
@@ -253,7 +257,8 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
                 entry.pop("state", None)
                 entry["missing"] = (f"{len(runs.seeds)} of its {len(p.scale.seeds)} seeds recorded: "
                                     f"`python -m suite.evidence grid {grid.claim}`")
-        if p.settings.get("read.checkpoint") == "best" and entry["value"] is not None:
+        if p.settings.get("read.checkpoint") == "best" and entry["value"] is not None \
+                and not getattr(p.scale, "select_apart", False):
             entry.update(holds=None, missing=SELECTED_ON_REPORT, selected_on_report=True)
             entry.pop("state", None)
         if p.name in superseded:

@@ -128,8 +128,8 @@ _WINO_WIDTH = Axis("scale.d_model", (64, 32, 128),
                    "the chapter states no width; a narrower model may not fit the task, a wider one fits it sooner")
 _WINO_BEST = Axis("read.checkpoint", ("final", "best"),
                   "one accuracy per model is printed, not from which step; 'best' is the 250-step evaluation with "
-                  "the highest held-out accuracy, chosen on the held-out set itself: how a text might read its one "
-                  "model, not an unbiased score")
+                  "the highest accuracy on half the held-out pairs (the first, third, ...), scored on the other "
+                  "half: how a text might read its one model, chosen apart from where it is reported")
 _WINO_SENTENCE = Axis("read.sentence", ("trained", "held-out"),
                       "the maps' sentence is 'the animal did not cross the street' (L223); whether it was held out "
                       "is unstated, and ours is a training pair in both orders")

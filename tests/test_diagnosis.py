@@ -1,7 +1,7 @@
 """The diagnosis of a divergence (suite/diagnosis.py, suite/diagnosis_grids.py) and the kind of erratum
 it makes (suite/diagnosis.py, claimcheck/verdict.py): grids, points, the rule at every point, and the report's "why"."""
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -270,6 +270,31 @@ def test_a_best_checkpoint_chosen_on_the_split_it_reports_decides_nothing():
     assert best["value"] is not None and best["holds"] is None and best["selected_on_report"]
     assert best["missing"] == SELECTED_ON_REPORT and erratum_kind("diverges", d)["kind"] == "pending"
 
+
+
+@pytest.mark.fast
+def test_a_best_checkpoint_chosen_apart_from_its_report_split_is_judged_on_runs_of_its_own():
+    """A scale that scores two halves (select_apart) trains its best point under its own name, and
+    that point decides like any other; the Winograd grids' best points are such points."""
+    from suite.diagnosis_grids import WINOGRAD_GRIDS
+
+    @dataclass(frozen=True)
+    class Apart(_Stub):
+        name: str
+        _vals: tuple
+        seeds: tuple = (0, 1)
+        _missing: bool = False
+        select_apart: bool = False
+        arms = {"a": None}  # not a field: as _Stub's
+
+    g = Grid("X-01", Apart("s", (1.0, 2.0)), (Axis("read.checkpoint", ("final", "best"), "w"),))
+    best = g.points()[1]
+    assert best.scale.select_apart and best.scale.name == "s@read.checkpoint=best" and g.trained() == [best]
+    d = diagnose(g, _rule, _records)
+    assert "selected_on_report" not in d["grid"][1] and d["grid"][1]["holds"] is True
+    for claim in ("WINO-02", "WINO-07", "WINO-11"):
+        (p,) = [p for p in WINOGRAD_GRIDS[claim].points() if p.name == "read.checkpoint=best"]
+        assert p.scale.select_apart and p.scale.name == "winograd@read.checkpoint=best"
 
 # ---- the kind of erratum -----------------------------------------------------------------------
 

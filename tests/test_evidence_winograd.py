@@ -188,3 +188,45 @@ def test_the_later_looks_are_pending_in_order_and_join_the_stated_starts(tmp_pat
     joined = runs(WINOGRAD).join(runs(look2))
     assert joined.seeds == WINOGRAD.seeds + look2.seeds
     assert [r["seed"] for r in joined._records["fixed", "2-blocks"]["runs"]] == list(joined.seeds)
+
+
+def _halves(acc_select, acc_report, pairs):
+    return {"select": {"accuracy": acc_select, "pair_accuracy": 0.5, "wrong_noun": 0.0},
+            "report": {"accuracy": acc_report, "pair_accuracy": 0.5, "wrong_noun": 0.0}}
+
+
+@pytest.mark.fast
+def test_a_best_checkpoint_point_records_two_halves_that_add_up_to_the_whole():
+    """read.checkpoint=best trains its own records (WinogradScale.select_apart): each evaluation
+    scores the select and the report half, counts over 8 x 22 and 8 x 21 of the 43 pairs."""
+    rec = _sound("winograd@read.checkpoint=best", ("fixed", "bag"))
+    assert rec["config"]["select_apart"] is True
+    for r in rec["result"]["runs"]:
+        for p in r["curve"]:
+            p.update(accuracy=(88 + 84) / 344, **_halves(88 / 176, 84 / 168, 43))
+        r["final"] = dict(r["curve"][-1])
+    assert we.problems(rec) == []
+    _run0(rec)["curve"][0]["report"]["accuracy"] = 85 / 168  # no longer the whole set's count
+    assert any("do not add up to the whole held-out set's" in x for x in we.problems(rec))
+    _run0(rec)["curve"][0]["report"]["accuracy"] = 0.3  # not a count over 168
+    assert any("report: accuracy, pair_accuracy, wrong_noun expected, each a count over its 168 sentences" in x
+               for x in we.problems(rec))
+    del _run0(rec)["curve"][0]["select"]
+    assert any("select:" in x for x in we.problems(rec))
+    plain = _sound()
+    _run0(plain)["curve"][0].update(_halves(0.5, 0.5, 48))
+    assert any("halves of a point that does not score them" in x for x in we.problems(plain))
+
+
+@pytest.mark.fast
+def test_a_best_checkpoint_chosen_apart_is_read_on_the_report_half():
+    from suite.winograd_scale import WinogradRuns
+    scale = {s.name: s for s in we.points()}["winograd@read.checkpoint=best"]
+    curve = [{"step": 250, "accuracy": 0.5, "select": {"accuracy": 0.9}, "report": {"accuracy": 0.2}},
+             {"step": 500, "accuracy": 0.9, "select": {"accuracy": 0.5}, "report": {"accuracy": 0.7}}]
+    runs = WinogradRuns(scale, {("fixed", "bag"): {"runs": [{"seed": 0, "curve": curve, "final": curve[-1]}]}})
+    assert runs.final("fixed", "bag", checkpoint="best").tolist() == [0.2]  # chosen on select, not on the whole set
+    assert runs.final("fixed", "bag").tolist() == [0.9]
+    assert runs.held_out("fixed", "best") == 8 * 21 and runs.held_out("fixed") == 8 * 43
+    stated = WinogradRuns(WINOGRAD, {("fixed", "bag"): {"runs": [{"seed": 0, "curve": curve, "final": curve[-1]}]}})
+    assert stated.final("fixed", "bag", checkpoint="best").tolist() == [0.9] and stated.held_out("fixed", "best") == 8 * 43

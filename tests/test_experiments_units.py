@@ -819,6 +819,28 @@ def test_winograd_training_scores_every_eval_every_steps_and_at_the_end():
         assert {k: v for k, v in curve[-1].items() if k != "step"} == score(stack.model(m), task, task.held_out)
 
 
+
+@pytest.mark.fast
+def test_the_held_out_halves_split_by_pair_and_leave_training_as_it_was():
+    """A best checkpoint chosen apart (read.checkpoint=best): the select half takes the first, third, ...
+    held-out pair with all eight adjectives, the report half the rest; scoring them trains nothing."""
+    from experiments.winograd import halves
+    task = fixed_task(held_pairs=5)
+    select, report = halves(task.held_out)
+    pairs = lambda xs: [(e.x, e.y) for e in xs][::8]  # noqa: E731
+    assert len(select) == 3 * 8 and len(report) == 2 * 8 and set(select).isdisjoint(report)
+    assert sorted(select + report, key=task.held_out.index) == list(task.held_out)
+    assert pairs(select) == pairs(task.held_out)[0::2] and pairs(report) == pairs(task.held_out)[1::2]
+    plain, apart = [], []
+    _, curves = train_task(task, "bag", steps=3, seeds=(0,), batch=4, eval_every=2, d_model=8, first_losses=plain)
+    stack, split = train_task(task, "bag", steps=3, seeds=(0,), batch=4, eval_every=2, d_model=8, first_losses=apart,
+                              select_apart=True)
+    assert plain == apart and [{k: p[k] for k in curves[0][0]} for p in split[0]] == curves[0]
+    assert split[0][-1]["report"] == score(stack.model(0), task, report)
+    n = len(task.held_out)
+    assert split[0][-1]["accuracy"] * n == pytest.approx(
+        split[0][-1]["select"]["accuracy"] * len(select) + split[0][-1]["report"]["accuracy"] * len(report))
+
 # ---- numpy_gpt.py: the hand-written layers against torch's ---------------------------------------------
 
 @pytest.mark.fast

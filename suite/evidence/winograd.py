@@ -116,6 +116,25 @@ def _unit(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and 0 <= x <= 1
 
 
+def _halves_problem(point: dict, cfg: dict) -> str:
+    """What is wrong with an evaluation's two halves (``select``, ``report``: a select_apart
+    point's, experiments.winograd.halves), or "": present exactly when the config asks for them,
+    each a count over its half, and together the whole set's accuracy."""
+    if not cfg.get("select_apart"):
+        return "select and report halves of a point that does not score them" if {"select", "report"} & set(point) else ""
+    pairs = cfg["held_pairs"]
+    sizes = {"select": len(ADJECTIVES) * (pairs - pairs // 2), "report": len(ADJECTIVES) * (pairs // 2)}
+    for half, n in sizes.items():
+        s = point.get(half)
+        scores = [s.get(k) for k in ("accuracy", "pair_accuracy", "wrong_noun")] if isinstance(s, dict) else [None]
+        if not all(_unit(x) and abs(x * n - round(x * n)) < 1e-6 for x in scores):
+            return f"{half}: accuracy, pair_accuracy, wrong_noun expected, each a count over its {n} sentences"
+    right = sum(point[h]["accuracy"] * n for h, n in sizes.items())
+    if abs(right - point["accuracy"] * sum(sizes.values())) > 1e-6:
+        return "the halves' correct answers do not add up to the whole held-out set's"
+    return ""
+
+
 def problems(rec) -> list[str]:
     """Every way ``rec`` breaks the Winograd record's schema, each naming its field; empty for a
     sound record. Scores are fractions in [0, 1], each run's final scores equal its curve's last
@@ -160,6 +179,9 @@ def problems(rec) -> list[str]:
             if not all(abs(x * n - round(x * n)) < 1e-6 for x in scores) or scores[0] + scores[2] > 1 + 1e-9:
                 out.append(f"{where}.curve: at step {p.get('step')}, scores that are counts over {n} sentences "
                            "expected, with accuracy + wrong_noun <= 1 (two different answers)")
+                break
+            if problem := _halves_problem(p, cfg):
+                out.append(f"{where}.curve: at step {p.get('step')}, {problem}")
                 break
         if r.get("final") != curve[-1]:
             out.append(f"{where}.final: {r.get('final')!r:.60} disagrees with its own curve's last point")
