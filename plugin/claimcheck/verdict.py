@@ -293,7 +293,9 @@ def erratum_kind(status: str, diagnosis: dict | None) -> dict | None:
                  and point_state(_last(grid, p)) == "undecided"]
     n = len(looks)
     if grid and not unmeasured:
-        remain = [f"{p} ({'undecided' if p in undecided else 'holds on one look'})" for p in [*undecided, *once]]
+        said = {p: "chosen on the split it is reported on" if _last(grid, p).get("selected_on_report") else "undecided"
+                for p in undecided}
+        remain = [f"{p} ({said.get(p, 'holds on one look')})" for p in [*undecided, *once]]
         return {"kind": "undecided at the cap", "points": [*undecided, *once],
                 "reason": f"every point is measured on its declared looks; the readings that remain: {', '.join(remain)}"}
     parts = [f"{len(unmeasured)} of {n} points not measured yet: " + ", ".join(unmeasured)] * bool(unmeasured)
