@@ -163,14 +163,14 @@ def test_a_replay_is_stale_past_either_tolerance_and_says_which():
 
 
 @pytest.mark.fast
-def test_every_recorded_configuration_has_its_replay_spread_measured_under_other_kernels():
+def test_every_record_has_its_replay_spread_measured_under_other_kernels():
     """A record's trained steps replay at SAFETY x its configuration's own spread between kernel
     settings (issue 58): a configuration with no measurement would replay at a tolerance taken
     from others, which the chaotic ones exceed 100-fold."""
     from suite.evidence import lab, winograd
     paths = [*evidence.record_paths(), *lab.record_paths(), *winograd.record_paths()]
-    missing = sorted({store.configuration(p) for p in paths} - set(store.spreads()))
-    assert not missing, (f"{len(missing)} configuration(s) have no replay spread, e.g. {missing[0]}: "
+    missing = [store.shown(p) for p in store.unmeasured(paths)]  # each seed: seeds of one configuration move apart
+    assert not missing, (f"{len(missing)} record(s) have no replay spread, e.g. {missing[0]}: "
                          f"run `{store.SPREAD_COMMAND}`")
     for row in store.spreads().values():
         assert row["measured"] and set(row["measured"]) <= set(tomllib.loads(store.SPREAD.read_text())["measured"])
@@ -207,15 +207,21 @@ def test_the_spread_command_replays_new_configurations_under_other_kernels_and_m
 
     def child(argv, env, check):  # the replay the command starts, under the other kernels
         seen.update(env=env, argv=argv)
-        out = Path(argv[argv.index("--json") + 1])
-        out.write_text(json.dumps({str(paths[0]): [0.0, 2e-7], str(paths[1]): [6e-8, 5e-3]}))
+        at = argv.index("--json") + 1
+        moves = {str(paths[0]): [0.0, 2e-7], str(paths[1]): [6e-8, 5e-3]}
+        Path(argv[at]).write_text(json.dumps({a: moves.get(a, [0.0, 1e-7]) for a in argv[at + 1:]}))
     monkeypatch.setattr(cli.subprocess, "run", child)
+    monkeypatch.setattr(store, "commit", lambda: "abc1234")  # git is not the child this test stands in for
     try:
         assert cli.main(["spread"]) == 0
         assert all(seen["env"][k] == v for k, v in store.SPREAD_KERNELS.items())
         assert store.spreads()["norm/pre"]["trained"] == 5e-3 and store.spreads()["norm/pre"]["init"] == 6e-8
         assert store.replay_rtol(paths[0]) == pytest.approx(0.015)
-        assert cli.main(["spread"]) == 0 and "every configuration's spread is in" in capsys.readouterr().out
+        assert store.spreads()["norm/pre"]["records"] == ["pre-seed0.json", "pre-seed1.json"]
+        assert cli.main(["spread"]) == 0 and "every record's spread is in" in capsys.readouterr().out
+        paths.append(store.EVIDENCE / "norm" / "pre-seed2.json")  # a later seed of a measured configuration
+        assert cli.main(["spread"]) == 0 and seen["argv"][-1] == str(paths[-1])
+        assert "pre-seed2.json" in store.spreads()["norm/pre"]["records"] and store.unmeasured(paths) == []
     finally:
         store.spreads.cache_clear()
 
@@ -223,18 +229,16 @@ def test_the_spread_command_replays_new_configurations_under_other_kernels_and_m
 @pytest.mark.fast
 def test_the_replay_command_names_a_stale_record_and_exits_nonzero(monkeypatch, capsys, tmp_path):
     import json
-    import experiments.data
     from suite.evidence import __main__ as cli, lab, winograd
     paths = []
     for arm, name in (("pre", "cpu A"), ("post", "cpu B")):
         paths.append(tmp_path / f"{arm}.json")
         paths[-1].write_text(json.dumps({"family": "norm", "arm": arm, "seed": 0, "provenance": {"device_name": name}}))
-    monkeypatch.setattr(experiments.data, "bpe_tokens", lambda name, vocab: (None, None))
     monkeypatch.setattr(evidence, "record_paths", lambda explore=True: paths)
     monkeypatch.setattr(lab, "record_paths", lambda: [])
     monkeypatch.setattr(winograd, "record_paths", lambda: [])
     moves = {"pre": (0.0, 1e-7), "post": (0.0, 2 * store.REPLAY_RTOL)}
-    monkeypatch.setattr(evidence, "replay_movement", lambda rec, tokens: moves[rec["arm"]])
+    monkeypatch.setattr(evidence, "replay", lambda rec: moves[rec["arm"]])
     assert cli.main(["replay"]) == 1
     out = capsys.readouterr().out
     assert f"{paths[0]}: at initialisation 0.00e+00, trained 1.00e-07 (cpu A)\n" in out

@@ -122,17 +122,17 @@ def test_pending_lists_every_point_without_a_record_file(tmp_path, monkeypatch):
     look2, look3 = (m.name for m in TINY_LAB_MORE)
     both = lambda name: [(name, "positions"), (name, "no-positions")]  # noqa: E731
     want = both(TINY_LAB.name) + both(look2) + [w for s in le.points() for w in both(s.name)]  # TINY-27 reads no-positions
-    assert [(s.name, a) for s, a in le.pending()] == want and (POINT, "positions") in want
+    assert [(s.name, a) for s, a in le.todo()] == want and (POINT, "positions") in want
     for arm in ("positions", "no-positions"):
         le.path(POINT, arm).parent.mkdir(parents=True, exist_ok=True)
         le.path(POINT, arm).write_text("{}")
-    assert [(s.name, a) for s, a in le.pending()] == [w for w in want if w[0] != POINT]
-    assert le.pending((POINT,)) == []
+    assert [(s.name, a) for s, a in le.todo()] == [w for w in want if w[0] != POINT]
+    assert le.todo((POINT,)) == []
     # the main excerpt's third look is pending once its second is recorded, both arms
     for arm in ("positions", "no-positions"):
         le.path(look2, arm).parent.mkdir(parents=True, exist_ok=True)
         le.path(look2, arm).write_text("{}")
-    assert [(s.name, a) for s, a in le.pending()][2:4] == both(look3)
+    assert [(s.name, a) for s, a in le.todo()][2:4] == both(look3)
     # once the committed verdicts decide every claim the looks serve, no later look is wanted
     (tmp_path / "verdicts.toml").write_text("".join(f'["{c}"]\n"full" = "holds"\n' for c in SCHEDULED[TINY_LAB.name][1]))
-    assert all(s not in TINY_LAB_MORE for s, _ in le.pending())
+    assert all(s not in TINY_LAB_MORE for s, _ in le.todo())

@@ -77,3 +77,20 @@ def test_the_command_says_a_broken_record_in_one_line(tmp_path, monkeypatch):
         cli.main(["status"])
     line = str(e.value)
     assert line.startswith("error: ") and "mean-seed0.json is not JSON" in line and "\n" not in line
+
+
+def test_every_kind_of_record_implements_one_interface_and_reads_its_own_records():
+    """suite/evidence/store.py EvidenceKind: the command line loops over the kinds; each lists what
+    it still needs as Pending, and reads and checks its committed records the same way."""
+    from suite.evidence import __main__ as cli
+    kinds = cli.all_kinds()
+    assert [k.NAME for k in kinds] == ["families", "lab", "winograd", "measured"]
+    for kind in kinds:
+        assert isinstance(kind, store.EvidenceKind), kind.NAME
+        assert all(isinstance(p, store.Pending) and p.command and p.kind for p in kind.pending()), kind.NAME
+        paths = kind.record_paths()
+        assert paths, f"{kind.NAME}: no committed record"
+        for path in paths[::max(1, len(paths) // 4)]:  # a few of each kind, the fast tier's budget
+            rec = kind.read_record(path)
+            assert rec is not None and kind.problems(rec) == [], store.shown(path)
+    assert [k.NAME for k in kinds if not k.REPLAYS] == ["measured"]

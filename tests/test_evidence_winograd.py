@@ -173,7 +173,7 @@ def test_the_later_looks_are_pending_in_order_and_join_the_stated_starts(tmp_pat
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     monkeypatch.setattr(store, "VERDICTS", tmp_path / "verdicts.toml")  # none: every claim undecided
     look2, look3 = WINOGRAD_MORE
-    names = lambda: {s.name for s, _ in we.pending()}  # noqa: E731
+    names = lambda: {s.name for s, _ in we.todo()}  # noqa: E731
     assert look2.name in names() and look3.name not in names()
     assert len(look2.seeds) == WINO_LOOKS.looks[1] - WINO_LOOKS.looks[0]
     assert look2.seeds[0] == WINOGRAD.seeds[-1] + 1  # the starts after the stated ones (any seed offset)

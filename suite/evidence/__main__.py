@@ -61,66 +61,67 @@ def _parser(families, recording) -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="retrain every record's first steps; print how far they moved")
     p.add_argument("paths", nargs="*", help="only these records (default: every one)")
     p.add_argument("--json", default="", help="also write each record's movement to this file")
-    p = sub.add_parser("spread", help="replay the records of every configuration not yet in "
-                                      "fixtures/replay_spread.toml under other kernels, and add them")
-    p.add_argument("--all", action="store_true", help="every configuration, not only the new ones")
+    p = sub.add_parser("spread", help="replay every record not yet measured in fixtures/replay_spread.toml "
+                                      "under other kernels, and add it")
+    p.add_argument("--all", action="store_true", help="every record, not only the new ones")
     return ap
 
 
-def _pending(recording, lab, winograd) -> None:
-    """Every record the scales, schedules and grids ask for, most claims decided per CPU-hour
-    first, the order ``--record`` trains them in (``recording.ranked_rows``): its one-thread CPU
-    hours (from the recorded runs' own walls) and the claims its look decides
-    (catalogue.SCHEDULED; '-' where no schedule names them yet)."""
-    rows = [(claims, hours, f"{fam:<12} {point or scale.name:<40} {arm:<14} seeds {','.join(map(str, seeds))}")
-            for claims, hours, scale, fam, point, arm, seeds in recording.ranked_rows()]
-    from suite.evidence import measured
-    other = [f"{'lab':<12} {s.name:<40} {arm}  (CPU: {lab.COMMAND})" for s, arm in lab.pending()]
-    other += [f"{'winograd':<12} {s.name:<40} {t}/{k}  (CPU: {winograd.COMMAND})" for s, (t, k) in winograd.pending()]
-    other += [f"{'measured':<12} {s.name:<40} -  (CPU: {measured.COMMAND} {s.name})" for s in measured.pending()]
+def all_kinds():
+    """Every kind of record (store.EvidenceKind), the families first: the catalogue's seeds are
+    read when these are imported, so after the settings."""
+    from suite.evidence import families, lab, measured, winograd
+    return families, lab, winograd, measured
+
+
+def _pending(kinds) -> None:
+    """Every record the scales, schedules and grids ask for: the families' with their one-thread
+    CPU hours (from the recorded runs' own walls) and the claims their look decides ('-' where
+    no schedule names them), most claims decided per CPU-hour first, the order ``--record``
+    trains them in; then the other kinds', minutes each."""
+    rows = [p for kind in kinds for p in kind.pending()]
     total = 0.0
     print(f"{'CPU h':>6} {'sum':>6}  claims its look decides | record")
-    for claims, hours, text in rows:
-        total += hours
-        print(f"{hours:6.2f} {total:6.1f}  {','.join(claims) or '-'} | {text}")
-    for text in other:
-        print(f"     -      -  - | {text}")
+    for p in (p for p in rows if p.hours is not None):
+        total += p.hours
+        print(f"{p.hours:6.2f} {total:6.1f}  {','.join(p.claims) or '-'} | {p.kind:<12} {p.point:<40} {p.arm:<14} "
+              f"seeds {','.join(map(str, p.seeds))}")
+    for p in (p for p in rows if p.hours is None):
+        print(f"     -      -  - | {p.kind:<12} {p.point:<40} {p.arm}  (CPU: {p.command})")
     print(f"# {total:.1f} CPU-hours (one thread, from the recorded runs' walls) for the family records above; "
           "the lab's, Winograd's and the measured records are minutes each. On a lent GPU: "
           "`python -m suite.evidence pending --record`")
 
 
-def _replay(families, lab, winograd, only=(), out="") -> int:
-    tokens = data.bpe_tokens("tinyshakespeare", 1024)[0]
-    kinds = [(p, lambda rec: families.replay_movement(rec, tokens)) for p in families.record_paths()]
-    kinds += [(p, lab.replay_movement) for p in lab.record_paths()]
-    kinds += [(p, winograd.replay_movement) for p in winograd.record_paths()]
+def _replay(kinds, only=(), out="") -> int:
+    """Retrain the first steps of every record (or ``only`` these) of every kind that replays."""
     if only:
         wanted = {Path(p).resolve() for p in only}
-        kinds = [(p, replay) for p, replay in kinds if p.resolve() in wanted]
     stale, movements = 0, {}
-    for path, replay in kinds:
-        rec = store.read_json(path, "python -m suite.evidence replay")
-        moved = movements[str(path)] = replay(rec)
-        problem = store.replay_problem(moved, store.replay_rtol(path))
-        stale += bool(problem)
-        if out:  # as it goes: a long replay that is stopped keeps what it measured
-            Path(out).write_text(json.dumps(movements))
-        print(f"{store.shown(path)}: at initialisation {moved[0]:.2e}, trained {moved[1]:.2e} "
-              f"({rec['provenance']['device_name']})" + (f": STALE, {problem}" if problem else ""), flush=True)
+    for kind in (k for k in kinds if k.REPLAYS):
+        for path in kind.record_paths():
+            if only and path.resolve() not in wanted:
+                continue
+            rec = store.read_json(path, "python -m suite.evidence replay")
+            moved = movements[str(path)] = kind.replay(rec)
+            problem = store.replay_problem(moved, store.replay_rtol(path))
+            stale += bool(problem)
+            if out:  # as it goes: a long replay that is stopped keeps what it measured
+                Path(out).write_text(json.dumps(movements))
+            print(f"{store.shown(path)}: at initialisation {moved[0]:.2e}, trained {moved[1]:.2e} "
+                  f"({rec['provenance']['device_name']})" + (f": STALE, {problem}" if problem else ""), flush=True)
     print(f"{stale} stale record(s): delete each and rerun the command that records it" if stale
           else "every record replays within its tolerances (docs/reference/replay.md)")
     return 1 if stale else 0
 
 
-def _spread(families, lab, winograd, every: bool) -> int:
-    """Replay, in a child process under store.SPREAD_KERNELS, the records of every configuration
-    SPREAD lacks (or every one), and merge how far they moved into it."""
-    paths = [*families.record_paths(), *lab.record_paths(), *winograd.record_paths()]
-    known = store.spreads()
-    todo = [p for p in paths if every or store.configuration(p) not in known]
+def _spread(kinds, every: bool) -> int:
+    """Replay, in a child process under store.SPREAD_KERNELS, every record SPREAD has not measured
+    (or every one), and merge how far they moved into it."""
+    paths = [p for kind in kinds if kind.REPLAYS for p in kind.record_paths()]
+    todo = paths if every else store.unmeasured(paths)
     if not todo:
-        print(f"every configuration's spread is in {store.shown(store.SPREAD)}")
+        print(f"every record's spread is in {store.shown(store.SPREAD)}")
         return 0
     kernels = " ".join(f"{k}={v}" for k, v in store.SPREAD_KERNELS.items())
     print(f"replaying {len(todo)} record(s) under {kernels}", flush=True)
@@ -164,24 +165,22 @@ def main(argv=None) -> int:
 def _main(argv) -> int:
     from suite.evidence import families, lab, recording, winograd  # the catalogue's seeds: after the settings
     a = _parser(families, recording).parse_args(argv)
+    kinds = all_kinds()
     if a.cmd == "status":
         recording.status()
-        print(f"{'lab':<10} {len(lab.record_paths())} record(s), {len(lab.pending())} pending")
-        print(f"{'winograd':<10} {len(winograd.record_paths())} (point, model) record(s), "
-              f"{len(winograd.pending())} pending")
-        from suite.evidence import measured
-        print(f"{'measured':<10} {len(measured.record_paths())} record(s), {len(measured.pending())} pending")
+        for kind in kinds[1:]:
+            print(f"{kind.NAME:<10} {len(kind.record_paths())} record(s), {len(kind.pending())} pending")
     elif a.cmd == "replay":
-        return _replay(families, lab, winograd, a.paths, a.json)
+        return _replay(kinds, a.paths, a.json)
     elif a.cmd == "spread":
-        return _spread(families, lab, winograd, a.all)
+        return _spread(kinds, a.all)
     elif a.cmd == "grid":
         _grid(a.claim, a.device, a.stack, recording, lab, winograd)
     elif a.cmd == "pending":
         if a.record:
             recording.record_pending(a.device, a.budget_s, not a.no_stack)
         else:
-            _pending(recording, lab, winograd)
+            _pending(kinds)
     elif a.cmd == "measured":
         from suite.evidence import measured
         try:

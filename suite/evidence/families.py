@@ -15,13 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from experiments import data, train
 from experiments.data import split
-from experiments.train import FIRST_LOSSES, replay
+from experiments.train import FIRST_LOSSES
 from suite import catalogue
 from suite.diagnosis_grids import GRIDS
 from suite.evidence import store
 from suite.scales import Runs
 
+NAME = "families"
+REPLAYS = True
 COMMAND = "python -m suite.evidence run --family <family>"
 
 # family -> the Scale (suite/scales.py) its records are made with; a Scale names its family
@@ -313,11 +316,33 @@ def replay_groups(paths: list[Path] | None = None) -> list[list[Path]]:
     return [[p for _, p in sorted(g, key=lambda sp: -sp[0])] for g in groups.values()]
 
 
+def pending() -> list[store.Pending]:
+    """What the scales, schedules and grids declare and no record holds, most claims decided per
+    CPU-hour first (``recording.ranked_rows``, the order ``pending --record`` trains in)."""
+    from suite.evidence import recording  # it trains these records, so it imports this module
+    return [store.Pending(fam, point or scale.name, arm, tuple(seeds), command(fam, point), hours, tuple(claims))
+            for claims, hours, scale, fam, point, arm, seeds in recording.ranked_rows()]
+
+
+def read_record(path: Path) -> dict:
+    return store.read(path, problems, COMMAND)
+
+
+@functools.cache
+def _tokens():
+    return data.bpe_tokens("tinyshakespeare", 1024)[0]
+
+
+def replay(rec: dict) -> tuple[float, float]:
+    """``replay_movement`` on the corpus every family trains on."""
+    return replay_movement(rec, _tokens())
+
+
 def replay_movement(rec: dict, tokens) -> tuple[float, float]:
     """``store.movement`` of the record's first REPLAY_STEPS training losses, retrained now with the
     current code."""
     spec = family_scale(rec["family"], rec.get("point", "")).spec(rec["arm"], (rec["seed"],))
     tr, _ = split(tokens)
-    (ours,) = replay(spec.model, spec.train, tr[: int(spec.train_slice * len(tr))], seeds=(rec["seed"],),
+    (ours,) = train.replay(spec.model, spec.train, tr[: int(spec.train_slice * len(tr))], seeds=(rec["seed"],),
                      steps=store.REPLAY_STEPS)
     return store.movement(ours, rec["first_losses"][:store.REPLAY_STEPS])

@@ -30,7 +30,8 @@ from suite.diagnosis_grids import LAB_GRID_ARMS, LAB_GRIDS
 from suite.evidence import store
 from suite.lab_scale import LabRuns
 
-FAMILY = "lab"
+FAMILY = NAME = "lab"
+REPLAYS = True
 ARMS = {"positions": True, "no-positions": False}  # what the stated scale records: both
 COMMAND = "python -m suite.evidence lab"
 
@@ -82,7 +83,7 @@ def config(scale, exs, arm: str) -> dict:
                                   "excerpts": [ex.sha256 for ex in exs]}))
 
 
-def pending(names=()) -> list:
+def todo(names=()) -> list:
     """The (scale, arm)s declared and not recorded (of ``names``, if given), in declaration order;
     a later look of the main excerpt only once the look before it is recorded, and only while a
     claim it serves is undecided (store.decided)."""
@@ -100,10 +101,10 @@ def pending(names=()) -> list:
 def record(names=(), log=print) -> list:
     """Train and record every (scale, arm) not yet recorded (of ``names``, if given)."""
     store.check_points("lab", names, [s.name for s in recorded_scales()])
-    todo = pending(names)
-    log(f"lab: {len(todo)} (point, arm) set(s) to train on cpu")
+    work = todo(names)
+    log(f"lab: {len(work)} (point, arm) set(s) to train on cpu")
     written = []
-    for scale, arm in todo:
+    for scale, arm in work:
         exs, start = scale.texts(), time.perf_counter()
         cfg = with_positions(scale.config, ARMS[arm])
         pairs = [(ex, s) for ex in exs for s in scale.seeds]
@@ -156,6 +157,19 @@ def problems(rec) -> list[str]:
             and all(isinstance(x, float) and math.isfinite(x) and x > 0 for x in r) for r in first)):
         out.append(f"result.first_losses: per run, {FIRST_LOSSES} finite positive losses expected")
     return out + store.provenance_problems(rec.get("provenance"))
+
+
+def pending() -> list[store.Pending]:
+    """``todo``'s (scale, arm)s as the evidence kinds list them."""
+    return [store.Pending(NAME, s.name, a, tuple(s.seeds), COMMAND) for s, a in todo()]
+
+
+def read_record(path) -> dict:
+    return store.read(path, problems, COMMAND)
+
+
+def replay(rec) -> tuple[float, float]:
+    return replay_movement(rec)
 
 
 def load(point: str, arm: str) -> dict | None:

@@ -26,7 +26,8 @@ import torch
 from suite.catalogue import MEASURED
 from suite.evidence import store
 
-FAMILY = "measured"
+FAMILY = NAME = "measured"
+REPLAYS = False
 COMMAND = "python -m suite.evidence measured"
 
 
@@ -49,8 +50,18 @@ def as_json(scale, runs):
     return getattr(scale, "to_json", lambda r: r)(runs)
 
 
-def pending() -> list:
-    return [s for s in MEASURED if not path(s).is_file()]
+def pending() -> list[store.Pending]:
+    """The measured scales with no record yet."""
+    return [store.Pending(NAME, s.name, "-", command=f"{COMMAND} {s.name}") for s in MEASURED if not path(s).is_file()]
+
+
+def read_record(path) -> dict:
+    return store.read(path, problems, COMMAND)
+
+
+def replay(rec) -> None:
+    """Nothing to replay: a measurement is measured again whole (``stale``)."""
+    return None
 
 
 def record(names=(), log=print) -> list:

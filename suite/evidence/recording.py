@@ -118,18 +118,18 @@ def claims_of(scale) -> tuple[str, ...]:
     return tuple(f"kind of {cid}" for cid, g in GRIDS.items() if any(p.scale.name == scale.name for p in g.trained()))
 
 
-def cost_s(fam: str, point: str, arm: str, seeds) -> float:
+def step_walls() -> list[tuple[str, str, float]]:
+    """(family, arm, seconds a step) of every recorded one-thread CPU run."""
+    return [(r["family"], r["arm"], r["provenance"]["wall_s"] / max(1, r["config"]["train"]["steps"]))
+            for r in records() if r["provenance"]["device"] == "cpu" and "(1 threads)" in r["provenance"]["device_name"]]
+
+
+def cost_s(fam: str, point: str, arm: str, seeds, walls=None) -> float:
     """Seconds of one CPU thread to record ``seeds`` of an arm: the median wall of its recorded
-    one-thread CPU runs, else of its family's, scaled by steps; else 0.05 s a step (a guess)."""
-    def walls(filter_arm):
-        out = []
-        for r in records():
-            pv = r["provenance"]
-            if r["family"] == fam and pv["device"] == "cpu" and "(1 threads)" in pv["device_name"] \
-                    and (filter_arm is None or r["arm"] == filter_arm):
-                out.append(pv["wall_s"] / max(1, r["config"]["train"]["steps"]))
-        return out
-    per_step = walls(arm) or walls(None)
+    one-thread CPU runs, else of its family's, scaled by steps; else 0.05 s a step (a guess).
+    ``walls``: ``step_walls()``, read once for many rows."""
+    walls = step_walls() if walls is None else walls
+    per_step = [w for f, a, w in walls if f == fam and a == arm] or [w for f, _, w in walls if f == fam]
     rate = float(np.median(per_step)) if per_step else 0.05
     return rate * _steps(fam, point, arm) * len(seeds)
 
@@ -166,7 +166,8 @@ def ranked_rows() -> list[tuple]:
     """``pending_rows`` as ``(claims, CPU hours, scale, family, point, arm, seeds)``, most claims
     decided per CPU-hour first, a scale's rows kept together (the arms of one look decide
     together): the order ``pending`` prints and ``record_pending`` records."""
-    rows = [(claims_of(scale), cost_s(fam, point, arm, seeds) / 3600, scale, fam, point, arm, seeds)
+    walls = step_walls()
+    rows = [(claims_of(scale), cost_s(fam, point, arm, seeds, walls) / 3600, scale, fam, point, arm, seeds)
             for scale, fam, point, arm, seeds in pending_rows()]
     look = {}
     for claims, hours, *_ in rows:

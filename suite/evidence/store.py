@@ -4,13 +4,15 @@ A record is a small JSON file under ``fixtures/evidence/``: a run's (or a set of
 the configuration that made them, its first training losses, and its provenance. Four kinds plug
 in, each with its own schema and paths: the Shakespeare families (suite/evidence/families.py), the
 Polish lab's grid points (lab.py), the Winograd task's (winograd.py), and measurements that train
-nothing a verdict needs retrained (measured.py). Each kind offers the same functions:
-``record_paths``, ``problems``, ``pending``, and a ``COMMAND`` that records what is missing; the
-trained kinds replay a record's first steps (``replay_movement``), a measurement is measured
-afresh whole (``measured.stale``). ``python -m suite.evidence`` is their one command line.
+nothing a verdict needs retrained (measured.py). Each kind is a module that implements
+``EvidenceKind``: ``NAME``, ``COMMAND`` (what records what is missing), ``REPLAYS``,
+``record_paths``, ``problems``, ``pending`` (a list of ``Pending``), ``read_record`` and ``replay``
+(the trained kinds retrain a record's first steps; a measurement is measured afresh whole,
+``measured.stale``). ``python -m suite.evidence`` is their one command line, and loops over them.
 
 Here: where records live, reading one (a broken file is one line naming the file and the field),
-writing one atomically, the provenance every record carries, and the replay's tolerances.
+writing one atomically, the provenance every record carries, the replay's tolerances, and the
+kinds' interface.
 """
 import functools
 import json
@@ -18,8 +20,10 @@ import math
 import platform
 import re
 import tomllib
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pytest
@@ -65,6 +69,42 @@ PROVENANCE = ("device", "device_name", "machine", "torch", "commit", "code", "da
 
 class InvalidRecord(ValueError):
     """A committed record that breaks its schema: a failure of the suite, never a divergence."""
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A record that a scale, schedule or grid declares and no file holds yet."""
+    kind: str                      # its folder under fixtures/evidence: the family, or the kind's NAME
+    point: str                     # the scale's or grid point's name
+    arm: str                       # its arm ("pre", "leaky/bag"); "-" where a record has none
+    seeds: tuple[int, ...] = ()    # the seeds it records, where the kind records by seed
+    command: str = ""              # what records it
+    hours: float | None = None     # one CPU thread's hours, where the kind can tell (the families)
+    claims: tuple[str, ...] = ()   # what its look decides ("NORM-07", "kind of SQRT-14")
+
+
+@runtime_checkable
+class EvidenceKind(Protocol):
+    """What every kind of record offers; each kind is a module (families, lab, winograd,
+    measured: ``KINDS`` in suite/evidence/__main__.py), so these are its module-level names."""
+    NAME: str
+    COMMAND: str
+    REPLAYS: bool  # its records' first steps are retrained (``replay``), else measured again whole
+
+    def record_paths(self) -> list[Path]:
+        """Every committed record of the kind."""
+
+    def problems(self, rec) -> list[str]:
+        """Every way ``rec`` breaks the kind's schema, each naming its field; empty when sound."""
+
+    def pending(self) -> list[Pending]:
+        """What is declared and not recorded, in the order the kind records it."""
+
+    def read_record(self, path: Path) -> dict:
+        """The record at ``path``, checked; InvalidRecord names the file and the field."""
+
+    def replay(self, rec) -> tuple[float, float] | None:
+        """``movement`` of its first losses retrained now (None where REPLAYS is false)."""
 
 
 def decided(claims, scale: str = "full") -> bool:
@@ -205,9 +245,15 @@ def movement(ours, recorded) -> tuple[float, float]:
 def configuration(path: Path) -> str:
     """The configuration a record was made with: its path under fixtures/evidence, without the
     ``.json`` and the seed, e.g. ``sqrt/explore/sqrt1024-full@train.lr=0.03/nodiv-1024``."""
-    path = Path(path)
-    rel = path.relative_to(EVIDENCE) if path.is_relative_to(EVIDENCE) else Path(path.name)
+    rel = Path(path).relative_to(EVIDENCE)  # ValueError for a file that is not a committed record
     return re.sub(r"-seed\d+$", "", rel.with_suffix("").as_posix())
+
+
+def unmeasured(paths) -> list[Path]:
+    """The records of ``paths`` that no SPREAD row has measured yet: a configuration's seeds land
+    one by one, and each is measured, as seeds of one configuration move apart (9.1e-5 to 9.9e-4)."""
+    rows = spreads()
+    return [p for p in paths if Path(p).name not in rows.get(configuration(p), {}).get("records", ())]
 
 
 @functools.cache
@@ -230,29 +276,38 @@ def _up(x: float) -> float:
 def replay_rtol(path: Path) -> float:
     """The trained steps' tolerance for the record at ``path``: SAFETY x its configuration's measured
     spread (SPREAD), rounded up, or REPLAY_RTOL where that is larger or nothing is measured."""
+    if not Path(path).is_relative_to(EVIDENCE):  # a record made elsewhere (a test's): no measurement
+        return REPLAY_RTOL
     trained = spreads().get(configuration(path), {}).get("trained", 0.0)
     return max(REPLAY_RTOL, _up(SAFETY * trained)) if trained > 0 else REPLAY_RTOL
 
 
 def add_spreads(moved: dict, source: dict) -> None:
     """Merge replays under SPREAD_KERNELS (``moved``: record path -> ``movement``) into SPREAD: per
-    configuration, the largest movement over its seeds and every measurement so far, and which
-    measurements (``source``: kernels, machine, torch, code, date) it was taken from."""
-    key = f"{source['date']}-{source['code'][:7]}"
+    configuration, the largest movement over its seeds and every measurement so far, which
+    measurements (``source``: kernels, machine, torch, code, date) it was taken from, and which
+    of its records (file names) have been measured."""
+    key = f"{source['date']}-{source['code']}"
     text = SPREAD.read_text() if SPREAD.exists() else ""
     old = tomllib.loads(text) if text else {}
     measured, rows = old.get("measured", {}), old.get("spread", {})
     measured[key] = source
     for path, (init, trained) in moved.items():
-        row = rows.setdefault(configuration(path), {"init": 0.0, "trained": 0.0, "measured": []})
+        row = rows.setdefault(configuration(path), {"init": 0.0, "trained": 0.0, "measured": [], "records": []})
         row["init"], row["trained"] = max(row["init"], init), max(row["trained"], trained)
         row["measured"] = sorted({*row["measured"], key})
+        row["records"] = sorted({*row.get("records", ()), Path(path).name})
+    _write_spreads(measured, rows)
+
+
+def _write_spreads(measured: dict, rows: dict) -> None:
+    text = SPREAD.read_text() if SPREAD.exists() else ""
     head = [line for line in text.splitlines() if line.startswith("#")] or [
         "# Per configuration (a record's path under fixtures/evidence without its seed): the largest",
         "# relative movement of its first losses when its records were replayed under other kernels",
-        "# (suite/evidence/store.py: SPREAD_KERNELS), over its seeds and every measurement below. The",
-        "# slow tier replays its trained steps at SAFETY x `trained`, never under REPLAY_RTOL",
-        f"# (docs/reference/replay.md). Written by `{SPREAD_COMMAND}`; do not edit by hand.",
+        "# (suite/evidence/store.py: SPREAD_KERNELS), over its seeds and every measurement below, and",
+        "# the records measured. The slow tier replays its trained steps at SAFETY x `trained`, never",
+        f"# under REPLAY_RTOL (docs/reference/replay.md). Written by `{SPREAD_COMMAND}`; do not edit by hand.",
     ]
     out = [*head, ""]
     for k, src in sorted(measured.items()):
@@ -261,7 +316,7 @@ def add_spreads(moved: dict, source: dict) -> None:
     for conf, row in sorted(rows.items()):
         init, trained = (float(f"{row[f]:.3g}") for f in ("init", "trained"))
         out.append(f"{json.dumps(conf)} = {{ init = {init!r}, trained = {trained!r}, "
-                   f"measured = {json.dumps(row['measured'])} }}")
+                   f"measured = {json.dumps(row['measured'])}, records = {json.dumps(row['records'])} }}")
     write_atomic(SPREAD, ("\n".join(out) + "\n").encode())
     spreads.cache_clear()
 

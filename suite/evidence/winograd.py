@@ -28,7 +28,8 @@ from suite.diagnosis_grids import WINOGRAD_GRIDS
 from suite.evidence import store
 from suite.winograd_scale import WinogradRuns, train_winograd
 
-FAMILY = "winograd"
+FAMILY = NAME = "winograd"
+REPLAYS = True
 COMMAND = "python -m suite.evidence winograd"
 
 
@@ -77,7 +78,7 @@ def cost(scale, model) -> float:
     return scale.arm(*model)["steps"] * blocks * scale.d_model
 
 
-def pending(names=()) -> list[tuple[object, tuple[str, str]]]:
+def todo(names=()) -> list[tuple[object, tuple[str, str]]]:
     """The (point, model)s declared and not recorded (of the points ``names``, if given), the
     cheapest point first, so that whole points land first when time is short."""
     def looked(s):  # a later look once the looks before it are recorded, while a claim it serves is undecided
@@ -85,18 +86,18 @@ def pending(names=()) -> list[tuple[object, tuple[str, str]]]:
             return False
         return s not in WINOGRAD_MORE[1:] or all(path(p.name, *m).is_file() for p in
                                                  WINOGRAD_MORE[:WINOGRAD_MORE.index(s)] for m in changed(p))
-    todo = [(s, m) for s in recorded_scales() if looked(s) for m in changed(s)
-            if not path(s.name, *m).is_file() and (not names or s.name in names)]
-    whole = {s.name: sum(cost(t, m) for t, m in todo if t.name == s.name) for s, _ in todo}
-    return sorted(todo, key=lambda sm: (whole[sm[0].name], sm[0].name, cost(*sm)))
+    out = [(s, m) for s in recorded_scales() if looked(s) for m in changed(s)
+           if not path(s.name, *m).is_file() and (not names or s.name in names)]
+    whole = {s.name: sum(cost(t, m) for t, m in out if t.name == s.name) for s, _ in out}
+    return sorted(out, key=lambda sm: (whole[sm[0].name], sm[0].name, cost(*sm)))
 
 
 def record(names=(), log=print) -> list:
     """Train and record every pending (point, model), cheapest first."""
     store.check_points("Winograd", names, [s.name for s in recorded_scales()])
-    todo, written = pending(names), []
-    log(f"winograd: {len(todo)} (point, model) set(s) to train on cpu ({torch.get_num_threads()} threads)")
-    for scale, (task, kind) in todo:
+    work, written = todo(names), []
+    log(f"winograd: {len(work)} (point, model) set(s) to train on cpu ({torch.get_num_threads()} threads)")
+    for scale, (task, kind) in work:
         arm, start = scale.arm(task, kind), time.perf_counter()
         result = train_winograd(arm)
         rec = {"family": FAMILY, "point": scale.name, "arm": f"{task}/{kind}", "config": arm, "result": result,
@@ -199,6 +200,19 @@ def problems(rec) -> list[str]:
                 if not ok:
                     out.append(f"{where}.{key}: per adjective, 2 blocks of 15 weights summing to 1 expected")
     return out + store.provenance_problems(rec.get("provenance"))
+
+
+def pending() -> list[store.Pending]:
+    """``todo``'s (point, model)s as the evidence kinds list them."""
+    return [store.Pending(NAME, s.name, f"{t}/{k}", tuple(s.seeds), COMMAND) for s, (t, k) in todo()]
+
+
+def read_record(path) -> dict:
+    return store.read(path, problems, COMMAND)
+
+
+def replay(rec) -> tuple[float, float]:
+    return replay_movement(rec)
 
 
 def load(point: str, task: str, kind: str) -> dict | None:
