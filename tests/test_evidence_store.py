@@ -1,6 +1,7 @@
 """What every kind of evidence record shares (suite/evidence/store.py): a broken file is one line
 that names it and its field, never a traceback and never a divergence."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -94,3 +95,31 @@ def test_every_kind_of_record_implements_one_interface_and_reads_its_own_records
             rec = kind.read_record(path)
             assert rec is not None and kind.problems(rec) == [], store.shown(path)
     assert [k.NAME for k in kinds if not k.REPLAYS] == ["measured"]
+
+
+# What no run can produce, one per kind, each on a committed record: a perplexity below 1, an
+# accuracy above 1, a negative byte count.
+IMPOSSIBLE = {
+    "families": ("norm/pre-seed0.json", lambda r: r["result"].update(val_ppl=0.5), "result.val_ppl"),
+    "lab": ("lab/stated/positions.json", lambda r: r["result"]["val"][0].__setitem__(0, 0.5), "result.val"),
+    "winograd": ("winograd/stated/fixed-bag.json", lambda r: r["result"]["runs"][0]["curve"][-1].update(accuracy=1.5),
+                 "result.runs[0].curve"),
+    "measured": ("measured/cost-memory-ci.json", lambda r: r["result"]["naive"][0].update(peak_bytes=-4096),
+                 "result.naive[0].peak_bytes"),
+}
+
+
+@pytest.mark.parametrize("name", IMPOSSIBLE)
+def test_every_kind_refuses_an_impossible_value_naming_the_file_and_the_field(name, tmp_path):
+    from suite.evidence import __main__ as cli
+    (kind,) = [k for k in cli.all_kinds() if k.NAME == name]
+    where, edit, field = IMPOSSIBLE[name]
+    rec = json.loads((store.EVIDENCE / where).read_text())
+    assert kind.problems(rec) == []
+    edit(rec)
+    path = tmp_path / Path(where).name
+    path.write_text(json.dumps(rec))
+    with pytest.raises(store.InvalidRecord) as e:
+        kind.read_record(path)
+    line = str(e.value)
+    assert "\n" not in line and str(path) in line and f"breaks its schema: {field}" in line, line
