@@ -209,7 +209,8 @@ def test_the_spread_command_replays_new_configurations_under_other_kernels_and_m
         seen.update(env=env, argv=argv)
         at = argv.index("--json") + 1
         moves = {str(paths[0]): [0.0, 2e-7], str(paths[1]): [6e-8, 5e-3]}
-        Path(argv[at]).write_text(json.dumps({a: moves.get(a, [0.0, 1e-7]) for a in argv[at + 1:]}))
+        Path(argv[at]).write_text(json.dumps({a: moves.get(a, [0.0, 1e-7]) for a in argv[at + 1:]
+                                              if "seed3" not in a}))  # seed 3: the child stops before it
     monkeypatch.setattr(cli.subprocess, "run", child)
     monkeypatch.setattr(store, "commit", lambda: "abc1234")  # git is not the child this test stands in for
     try:
@@ -222,6 +223,9 @@ def test_the_spread_command_replays_new_configurations_under_other_kernels_and_m
         paths.append(store.EVIDENCE / "norm" / "pre-seed2.json")  # a later seed of a measured configuration
         assert cli.main(["spread"]) == 0 and seen["argv"][-1] == str(paths[-1])
         assert "pre-seed2.json" in store.spreads()["norm/pre"]["records"] and store.unmeasured(paths) == []
+        paths.extend(store.EVIDENCE / "norm" / f"pre-seed{s}.json" for s in (3, 4))  # the child measures 4 only
+        assert cli.main(["spread"]) == 1 and "error: 1 record(s) not measured, e.g. fixtures/evidence/norm/pre-seed3.json" \
+            in capsys.readouterr().out
     finally:
         store.spreads.cache_clear()
 

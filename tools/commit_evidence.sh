@@ -7,6 +7,7 @@ set -u
 declared="${1:?usage: tools/commit_evidence.sh <commit that declared the looks being recorded>}"
 cd "$(dirname "$0")/.."
 py=.venv/bin/python; [ -x "$py" ] || py=python3
+mkdir -p logs
 while true; do
   new=$(git ls-files --others --exclude-standard fixtures/evidence)
   # Each new record's replay spread under other kernels goes in with it (docs/reference/replay.md);

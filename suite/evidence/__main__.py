@@ -8,7 +8,7 @@
     python -m suite.evidence winograd [POINT ...]      record the Winograd task's grid points
     python -m suite.evidence measured [SCALE ...]      measure and record (NORM-03, COST-09, TINY-10)
     python -m suite.evidence replay [PATH ...]         retrain every record's first steps
-    python -m suite.evidence spread [--all]            measure new configurations' replay spread
+    python -m suite.evidence spread [--all]            measure new records' replay spread
 
 An entry point: the settings are read here, before the catalogue's seeds are.
 """
@@ -138,6 +138,9 @@ def _spread(kinds, every: bool) -> int:
                               "code": store.commit(),
                               "date": store.datetime.now(store.timezone.utc).strftime("%Y-%m-%d")})
     print(f"{len(moved)} record(s) measured; {store.shown(store.SPREAD)} updated")
+    if left := store.unmeasured(todo):  # the child stopped part-way: say so, and fail
+        print(f"error: {len(left)} record(s) not measured, e.g. {store.shown(left[0])}; the child's output is above")
+        return 1
     return 0
 
 

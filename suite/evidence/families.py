@@ -325,7 +325,10 @@ def pending() -> list[store.Pending]:
 
 
 def read_record(path: Path) -> dict:
-    return store.read(path, problems, COMMAND)
+    """The record at ``path``; a broken one names the command that records its family (or point)."""
+    parts = path.relative_to(store.EVIDENCE).parts if path.is_relative_to(store.EVIDENCE) else ()
+    how = command(parts[0], parts[2] if parts[1:2] == ("explore",) else "") if parts else COMMAND
+    return store.read(path, problems, how)
 
 
 @functools.cache

@@ -86,7 +86,7 @@ class Pending:
 @runtime_checkable
 class EvidenceKind(Protocol):
     """What every kind of record offers; each kind is a module (families, lab, winograd,
-    measured: ``KINDS`` in suite/evidence/__main__.py), so these are its module-level names."""
+    measured: ``all_kinds()`` in suite/evidence/__main__.py), so these are its module-level names."""
     NAME: str
     COMMAND: str
     REPLAYS: bool  # its records' first steps are retrained (``replay``), else measured again whole
