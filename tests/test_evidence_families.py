@@ -205,17 +205,15 @@ def test_the_spread_command_replays_new_configurations_under_other_kernels_and_m
     monkeypatch.setattr(winograd, "record_paths", lambda: [])
     seen = {}
 
-    def child(argv, env, check):  # the replay the command starts, under the other kernels
-        seen.update(env=env, argv=argv)
-        at = argv.index("--json") + 1
+    def child(todo, out, kernels):  # the replay the command starts, under the other kernels
+        seen.update(kernels=kernels, argv=[str(p) for p in todo])
         moves = {str(paths[0]): [0.0, 2e-7], str(paths[1]): [6e-8, 5e-3]}
-        Path(argv[at]).write_text(json.dumps({a: moves.get(a, [0.0, 1e-7]) for a in argv[at + 1:]
-                                              if "seed3" not in a}))  # seed 3: the child stops before it
-    monkeypatch.setattr(cli.subprocess, "run", child)
-    monkeypatch.setattr(store, "commit", lambda: "abc1234")  # git is not the child this test stands in for
+        out.write_text(json.dumps({a: moves.get(a, [0.0, 1e-7]) for a in seen["argv"]
+                                   if "seed3" not in a}))  # seed 3: the child stops before it
+    monkeypatch.setattr(cli, "replay_elsewhere", child)
     try:
         assert cli.main(["spread"]) == 0
-        assert all(seen["env"][k] == v for k, v in store.SPREAD_KERNELS.items())
+        assert seen["kernels"] == store.SPREAD_KERNELS
         assert store.spreads()["norm/pre"]["trained"] == 5e-3 and store.spreads()["norm/pre"]["init"] == 6e-8
         assert store.replay_rtol(paths[0]) == pytest.approx(0.015)
         assert store.spreads()["norm/pre"]["records"] == ["pre-seed0.json", "pre-seed1.json"]
@@ -364,7 +362,7 @@ def test_fresh_gpu_runs_agree_with_the_cpu_evidence(family, device, request):
 @pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
 def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_path, monkeypatch):
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
-    todo = recording.pending()
+    todo = evidence.todo()
     first = [(f, p, a) for f, p, a, _ in todo[:2]]
     assert first == [("sqrt-ladder", "", "div-32"), ("sqrt-ladder", "", "nodiv-32")]  # FIRST's order
     each = [(f, p, a, seed) for f, p, a, s in todo for seed in s]
@@ -385,7 +383,7 @@ def test_pending_lists_what_a_scale_or_grid_declares_and_no_record_holds(tmp_pat
     out.parent.mkdir(parents=True)
     out.write_text(json.dumps(rec))
     assert all(not (f == rec["family"] and p == rec.get("point", "") and a == rec["arm"] and rec["seed"] in s)
-               for f, p, a, s in recording.pending())
+               for f, p, a, s in evidence.todo())
 
 
 @pytest.mark.fast
@@ -397,19 +395,19 @@ def test_a_scheduled_scale_is_pending_up_to_its_next_look_and_never_past_it(tmp_
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
     monkeypatch.setattr(store, "VERDICTS", tmp_path / "verdicts.toml")  # none yet: every claim undecided
     scale = catalogue.LADDER_FULL
-    assert recording.wanted(scale) == scale.seeds[:3]
-    assert recording.claims_of(scale) == catalogue.SCHEDULED[scale.name][1]  # none pinned: every one open
-    monkeypatch.setattr(recording, "load", lambda fam, arm, seed, point="": {} if seed in scale.seeds[:3] else None)
-    assert recording.wanted(scale) == scale.seeds[:5]
+    assert evidence.wanted(scale) == scale.seeds[:3]
+    assert evidence.claims_of(scale) == catalogue.SCHEDULED[scale.name][1]  # none pinned: every one open
+    monkeypatch.setattr(evidence, "load", lambda fam, arm, seed, point="": {} if seed in scale.seeds[:3] else None)
+    assert evidence.wanted(scale) == scale.seeds[:5]
     (tmp_path / "verdicts.toml").write_text("".join(f'["{c}"]\n"full" = "holds"\n' for c in catalogue.SCHEDULED[scale.name][1][:-1]))
-    assert recording.wanted(scale) == scale.seeds[:5]  # one claim still undecided keeps the look open
+    assert evidence.wanted(scale) == scale.seeds[:5]  # one claim still undecided keeps the look open
     (tmp_path / "verdicts.toml").write_text("".join(f'["{c}"]\n"full" = "diverges"\n' for c in catalogue.SCHEDULED[scale.name][1]))
-    assert recording.wanted(scale) == ()  # every claim decided at look 1: no later look is wanted
+    assert evidence.wanted(scale) == ()  # every claim decided at look 1: no later look is wanted
     (tmp_path / "verdicts.toml").unlink()
-    monkeypatch.setattr(recording, "load", lambda fam, arm, seed, point="": {})
-    assert recording.wanted(scale) == ()  # the cap reached: nothing more, ever
-    assert recording.wanted(catalogue.SQRT32_FULL) == catalogue.SQRT32_FULL.seeds  # no schedule: every seed
-    assert recording.claims_of(catalogue.SQRT32_FULL) == ()
+    monkeypatch.setattr(evidence, "load", lambda fam, arm, seed, point="": {})
+    assert evidence.wanted(scale) == ()  # the cap reached: nothing more, ever
+    assert evidence.wanted(catalogue.SQRT32_FULL) == catalogue.SQRT32_FULL.seeds  # no schedule: every seed
+    assert evidence.claims_of(catalogue.SQRT32_FULL) == ()
 
 
 @pytest.mark.fast
@@ -448,7 +446,7 @@ def test_a_point_that_only_adds_a_curve_records_the_familys_own_run_too(tmp_path
     # a point record whose family record is gone (deleted as stale, say): pending lists the family's
     # seed, since recording the point again would skip it
     evidence.path("norm", "post", seed).unlink()
-    assert ("norm", "", "post", (seed,)) in recording.pending()
+    assert ("norm", "", "post", (seed,)) in evidence.todo()
 
 
 @pytest.mark.fast
@@ -463,7 +461,7 @@ def test_record_pending_fills_the_budget_from_measured_step_rates(monkeypatch):
     steps = {"pre": 1000, "post": 1000, "mean": 3000, "post+warmup": 1000, "+mlp": 300}
     rate = {"norm": 0.1, "ladder": 0.05}  # seconds per step, as this fake machine trains
     monkeypatch.setattr(recording, "ranked_rows", lambda: [((), 0.0, None, *g) for g in groups])
-    monkeypatch.setattr(recording, "_steps", lambda fam, point, arm: steps[arm])
+    monkeypatch.setattr(recording, "steps_of", lambda fam, point, arm: steps[arm])
     trained, said = [], []
 
     def run(fam, seeds, arms, device, log, point, stack):
@@ -483,13 +481,13 @@ def test_record_pending_fills_the_budget_from_measured_step_rates(monkeypatch):
 def test_record_pending_trains_in_the_order_pending_prints():
     """`pending` prints most claims decided per CPU-hour first, a look's rows together; `--record`
     trains in that order, and over the same rows."""
-    ranked = recording.ranked_rows()
+    ranked = evidence.ranked_rows()
     per_look = {}
     for claims, hours, *_ in ranked:
         per_look[claims] = per_look.get(claims, 0.0) + hours
     keys = [-(len(c) / per_look[c]) if c and per_look[c] else 0.0 for c, *_ in ranked]
     assert keys == sorted(keys)
-    assert sorted(map(repr, (r[2:] for r in ranked))) == sorted(map(repr, recording.pending_rows()))
+    assert sorted(map(repr, (r[2:] for r in ranked))) == sorted(map(repr, evidence.pending_rows()))
 
 
 @pytest.mark.fast

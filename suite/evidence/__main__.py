@@ -115,6 +115,13 @@ def _replay(kinds, only=(), out="") -> int:
     return 1 if stale else 0
 
 
+def replay_elsewhere(paths, out: Path, kernels: dict[str, str]) -> None:
+    """``replay --json out paths`` in a child process whose environment sets ``kernels`` (the
+    kernels are chosen when torch loads, so not in this process)."""
+    subprocess.run([sys.executable, "-m", "suite.evidence", "replay", "--json", str(out), *map(str, paths)],
+                   env=settings.child_environ(kernels), check=False)  # a stale line there is what this measures
+
+
 def _spread(kinds, every: bool) -> int:
     """Replay, in a child process under store.SPREAD_KERNELS, every record SPREAD has not measured
     (or every one), and merge how far they moved into it."""
@@ -127,9 +134,7 @@ def _spread(kinds, every: bool) -> int:
     print(f"replaying {len(todo)} record(s) under {kernels}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "moved.json"
-        env = settings.child_environ(store.SPREAD_KERNELS)
-        subprocess.run([sys.executable, "-m", "suite.evidence", "replay", "--json", str(out), *map(str, todo)],
-                       env=env, check=False)  # a stale line there is what this measures, not a failure
+        replay_elsewhere(todo, out, store.SPREAD_KERNELS)
         moved = {Path(p): tuple(m) for p, m in json.loads(out.read_text()).items()} if out.exists() else {}
     if not moved:
         raise SystemExit("error: the replay under other kernels measured nothing; its output is above")

@@ -1,24 +1,20 @@
 """Training and recording the families' full-scale runs (suite/evidence/families.py holds their
-records): ``run`` records what is missing of a family's arms and seeds, ``pending`` lists what
-the scales and grids declare and no record holds, ``record_pending`` records it within a time
-budget (a lent GPU's script), ``record_grid`` a claim's diagnosis grid. A run goes through the
+records, and what they still lack): ``run`` records what is missing of a family's arms and seeds,
+``record_pending`` records what ``families.ranked_rows`` lists within a time budget (a lent GPU's script), ``record_grid`` a claim's diagnosis grid. A run goes through the
 run cache, so an interrupted set resumes at the first run it had not finished.
 """
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 from tqdm import tqdm
 
 from experiments import runs
-from suite import catalogue
 from suite.diagnosis_grids import GRIDS
 from suite.evidence import store
-from claimcheck.rules import declared_prefix
-from suite.evidence.families import (FAMILIES, SUBSETS, evaluated_at_end, family_of, family_scale, load,
-                                     make_record, path, point_of, records, same_run)
+from suite.evidence.families import (FAMILIES, evaluated_at_end, family_of, family_scale, load, make_record,
+                                     path, point_of, ranked_rows, records, same_run, steps_of)
 
 
 def _bar(total_steps: int, done_before: list):
@@ -87,103 +83,10 @@ def status(log=print):
         log(f"{family:<10} {len(have)} of {len(family_scale(family).arms)} arms x seeds recorded: {listed or '-'}")
 
 
-# What to record first when time is short (a lent GPU's minutes): the seeds a verdict waits for,
-# then the diagnosis grids, then the rest. The norm family's seeds, which its verdicts wait for,
-# come with its grid's stated point (``same_run``), so the family itself is last.
-FIRST = ("sqrt09-full", "depth-full", "ladder-ln-full")
-LAST = ("norm-full", "sqrt-full", "pos-full", "sqrt32-full", "sqrt1024-full", "ladder-full")
-
-
-def wanted(scale) -> tuple[int, ...]:
-    """The seeds of ``scale`` to record now: a scheduled scale's (catalogue.SCHEDULED) up to its next
-    look, never past it (a look may decide its claims), and none once its claims are all decided
-    (store.decided); any other scale's every declared seed."""
-    if scale.name not in catalogue.SCHEDULED:
-        return scale.seeds
-    schedule, claims = catalogue.SCHEDULED[scale.name]
-    if store.decided(claims):  # every claim decided at an earlier look: no look is left to take
-        return ()
-    fam, point = family_of(scale.name), point_of(scale.name)
-    have = [s for s in scale.seeds if all(load(fam, a, s, point) is not None for a in scale.arms)]
-    n = declared_prefix(have, scale.seeds)
-    nxt = next((k for k in schedule.looks if k > n), None)
-    return scale.seeds[:nxt] if nxt else ()
-
-
-def claims_of(scale) -> tuple[str, ...]:
-    """What a scale's records decide: the claims of its next look (catalogue.SCHEDULED), or, for a
-    diagnosis grid's point, the kinds of the claims whose grids hold it ("kind of NORM-04")."""
-    if scale.name in catalogue.SCHEDULED:  # those its committed verdicts leave undecided
-        return tuple(c for c in catalogue.SCHEDULED[scale.name][1] if not store.decided((c,)))
-    return tuple(f"kind of {cid}" for cid, g in GRIDS.items() if any(p.scale.name == scale.name for p in g.trained()))
-
-
-def step_walls() -> list[tuple[str, str, float]]:
-    """(family, arm, seconds a step) of every recorded one-thread CPU run."""
-    return [(r["family"], r["arm"], r["provenance"]["wall_s"] / max(1, r["config"]["train"]["steps"]))
-            for r in records() if r["provenance"]["device"] == "cpu" and "(1 threads)" in r["provenance"]["device_name"]]
-
-
-def cost_s(fam: str, point: str, arm: str, seeds, walls=None) -> float:
-    """Seconds of one CPU thread to record ``seeds`` of an arm: the median wall of its recorded
-    one-thread CPU runs, else of its family's, scaled by steps; else 0.05 s a step (a guess).
-    ``walls``: ``step_walls()``, read once for many rows."""
-    walls = step_walls() if walls is None else walls
-    per_step = [w for f, a, w in walls if f == fam and a == arm] or [w for f, _, w in walls if f == fam]
-    rate = float(np.median(per_step)) if per_step else 0.05
-    return rate * _steps(fam, point, arm) * len(seeds)
-
-
-def pending() -> list[tuple[str, str, str, tuple[int, ...]]]:
-    """(family, point, arm, missing seeds) of ``pending_rows``."""
-    return [row[1:] for row in pending_rows()]
-
-
-def pending_rows() -> list[tuple]:
-    """Every (family, point, arm, missing seeds) that some Scale or grid point declares and no
-    record holds yet, in the order to record them (FIRST, the grids, LAST); a family's seed that a
-    grid point records with its own (``same_run``) is listed at the point only. A scheduled
-    scale's seeds stop at its next look (``wanted``)."""
-    named = {s.name: s for s in [*FAMILIES.values(), *SUBSETS]}
-    points = [p for g in GRIDS.values() for p in g.trained()]
-    points = [p.scale for p in sorted(points, key=lambda p: not p.supersedes)]  # second looks decide most: first
-    order = [named[n] for n in FIRST] + points + [named[n] for n in LAST]
-    order += [s for s in named.values() if s not in order]
-    out, seen = [], set()
-    for scale in order:
-        fam, point = family_of(scale.name), point_of(scale.name)
-        for arm in scale.arms:
-            missing = tuple(s for s in wanted(scale) if (fam, point, arm, s) not in seen
-                            and load(family_of(scale.name), arm, s, point) is None)
-            seen.update((fam, point, arm, s) for s in wanted(scale))
-            seen.update((fam, "", arm, s) for s in missing if same_run(fam, point, arm, s))  # recording them records these
-            if missing:
-                out.append((scale, fam, point, arm, missing))
-    return out
-
-
-def ranked_rows() -> list[tuple]:
-    """``pending_rows`` as ``(claims, CPU hours, scale, family, point, arm, seeds)``, most claims
-    decided per CPU-hour first, a scale's rows kept together (the arms of one look decide
-    together): the order ``pending`` prints and ``record_pending`` records."""
-    walls = step_walls()
-    rows = [(claims_of(scale), cost_s(fam, point, arm, seeds, walls) / 3600, scale, fam, point, arm, seeds)
-            for scale, fam, point, arm, seeds in pending_rows()]
-    look = {}
-    for claims, hours, *_ in rows:
-        look[claims] = look.get(claims, 0.0) + hours
-    return sorted(rows, key=lambda r: -(len(r[0]) / look[r[0]]) if r[0] and look[r[0]] else 0.0)
-
-
 # The default budget of ``record_pending``, in seconds of training: on a lent GPU
 # (tools/device_evidence.sh), 420 s leaves the machine's start and the transfers inside an
 # 8-minute share of a session's 15 device minutes, with time to rerun once.
 RECORD_BUDGET_S = 420
-
-
-def _steps(fam: str, point: str, arm: str) -> int:
-    scale = family_scale(fam, point)
-    return scale.trains.get(arm, scale.train).steps
 
 
 def record_pending(device="cuda", budget_s: float = RECORD_BUDGET_S, stack=True, log=print) -> list[Path]:
@@ -195,7 +98,7 @@ def record_pending(device="cuda", budget_s: float = RECORD_BUDGET_S, stack=True,
     per_step: dict[str, float] = {}  # family -> seconds per step, as measured here
     skipped = []
     for *_, fam, point, arm, seeds in ranked_rows():
-        steps = _steps(fam, point, arm)
+        steps = steps_of(fam, point, arm)
         left = budget_s - (time.perf_counter() - start)
         rate = per_step.get(fam, max(per_step.values(), default=0.0))
         if rate * steps * 1.1 > left:  # 10 %: the step rate varies a little between arms
