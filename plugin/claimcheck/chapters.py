@@ -4,8 +4,11 @@ verdict colour. A span links to the claim's row in index.html (the row links bac
 import html
 import re
 
+from markupsafe import Markup
+
 from .fingerprint import is_markdown, places
 from .fmt import fmt
+from .html import templates
 from . import tex
 from .registry import QUOTE_JOIN
 from .verdict import STATUSES, headline_value
@@ -212,57 +215,11 @@ def annotate(doc: dict, source_id: str, text: str) -> str:
     found = spans(text, claims)
     missing = sorted({c["id"] for c in claims} - {s[2]["id"] for s in found})
     counts = {s: sum(c["status"] == s for c in claims) for s in STATUSES}
-    css = "\n".join(f".{s} {{ --fg: {fg}; --bg: {bg}; }}" for s, (fg, bg) in COLOURS.items())
-    legend = " ".join(f'<span class="{s} pill">{counts[s]} {s}</span>' for s in STATUSES if counts[s])
     across = [cid for cid in missing if any(p and p[0].crosses for p in (places(text, q) for q in
                                                                           _quotes(claims, cid)))]
     missing = [cid for cid in missing if cid not in across]
-    note = (f'<p class="meta">Quotes not found in this text: {html.escape(", ".join(missing))}</p>' if missing else "")
-    note += (f'<p class="meta">Quotes that run across table rows or list items, not highlighted (quote within one '
-             f'row or item): {html.escape(", ".join(across))}</p>' if across else "")
     markdown = is_markdown(source.get("file") or "")
-    body = body_html(text, found, markdown)
-    return f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(source['title'])}: annotated</title>
-<style>
-body {{ font: 15px/1.6 Georgia, "Times New Roman", serif; color: #1f2328; max-width: 880px; margin: 0 auto; padding: 0 16px 48px; }}
-header {{ font: 14px/1.45 system-ui, sans-serif; position: sticky; top: 0; background: #fff; padding: 8px 0;
-          border-bottom: 1px solid #d0d7de; }}
-h1 {{ font-size: 20px; margin: 4px 0; }}
-.meta {{ color: #59636e; margin: 4px 0; }}
-{css}
-.pill {{ background: var(--bg); color: var(--fg); border-radius: 10px; padding: 0 8px; font-weight: 600; }}
-.text {{ white-space: pre-wrap; }}
-.md table {{ border-collapse: collapse; }} .md td, .md th {{ border: 1px solid #d0d7de; padding: 2px 8px; }}
-.md pre {{ background: #f6f8fa; padding: 8px; overflow-x: auto; }}
-mark {{ background: var(--bg); border-bottom: 2px solid var(--fg); color: inherit; padding: 1px 0; }}
-mark mark {{ border-bottom-style: double; }}
-mark:target {{ outline: 2px solid var(--fg); }}
-code.line {{ font: 13px/1.5 ui-monospace, SFMono-Regular, Menlo, monospace; background: #f6f8fa; }}
-.tex math {{ font-size: 1.05em; }}
-.suggestion {{ display: block; font: 13px/1.45 system-ui, sans-serif; white-space: normal; margin: 4px 0 8px;
-               padding: 6px 10px; border: 1px solid #d0d7de; border-left: 4px solid #9a6700; background: #fff8c5;
-               border-radius: 4px; }}
-.suggestion .label {{ display: block; font-weight: 600; color: #59636e; }}
-.suggestion .proposed {{ font-family: Georgia, serif; background: #dafbe1; }}
-a.tag {{ font: 600 10px system-ui, sans-serif; color: var(--fg); vertical-align: super; margin-right: 2px;
-         text-decoration: none; white-space: nowrap; }}
-</style>
-</head>
-<body>
-<header>
-<h1>{html.escape(source['title'])}</h1>
-<p class="meta">Every quoted claim, highlighted in its verdict's colour; hover for the verdict, the document's
-value and ours; click its ID for the claim's row. <a href="../index.html">The report</a> · generated
-{html.escape(str(doc.get('generated')))} · commit <code>{html.escape(str(doc.get('commit')))}</code></p>
-<p class="meta">{legend}</p>
-{note}
-</header>
-<div class="{'md' if markdown else 'text'}" lang="{html.escape(source.get('language') or '')}">{body}</div>
-</body>
-</html>
-"""
+    return templates.get_template("chapter.html.j2").render(
+        title=source["title"], colours=COLOURS, counts=counts, generated=str(doc.get("generated")),
+        commit=str(doc.get("commit")), missing=missing, across=across, markdown=markdown,
+        language=source.get("language") or "", body=Markup(body_html(text, found, markdown)))

@@ -1,5 +1,6 @@
 """index.html: the report as one self-contained page (inline CSS and JS, figures linked
-relatively), written beside claims.md."""
+relatively), written beside claims.md. ``templates`` renders every page of the report
+(templates/: this one, and the annotated chapters of chapters.py)."""
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader
@@ -10,9 +11,9 @@ from .fmt import lines, measured
 from .tex import to_html
 from .verdict import STATUSES, by_section, headline_text, headline_value, lower_scale_divergences, point_state
 
-_env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True,
+templates = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True,
                    trim_blocks=True, lstrip_blocks=True)
-_env.filters.update(value=lines, short=lambda nodeid: nodeid.rsplit("/", 1)[-1], held=point_state,
+templates.filters.update(value=lines, short=lambda nodeid: nodeid.rsplit("/", 1)[-1], held=point_state,
                     measured=measured, tex=lambda text: Markup(to_html(str(text))))
 
 
@@ -38,7 +39,7 @@ def page(doc: dict) -> str:
             for c in doc["claims"]]
     chapters = [(s["id"], s["title"], by_section([r for r in rows if r["source"] == s["id"]])) for s in sources]
     label, message, hexc, _ = badge_text(doc)
-    return _env.get_template("report.html.j2").render(
+    return templates.get_template("report.html.j2").render(
         doc=doc, statuses=STATUSES, badge=Markup(badge_svg(label, message, hexc)),
         title=doc.get("title") or "Which claims hold",
         errata=[r for r in rows if r["status"] in ("fails", "diverges", "suspect") and not r.get("broken")],
