@@ -1,6 +1,6 @@
 """index.html: the report as one self-contained page (inline CSS and JS, figures linked
 relatively), written beside claims.md. ``templates`` renders every page of the report
-(templates/: this one, and the annotated chapters of chapters.py)."""
+(templates/: this one, the annotated chapters of chapters.py and claims.md of markdown.py)."""
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader
@@ -11,10 +11,12 @@ from .fmt import lines, measured
 from .tex import to_html
 from .verdict import STATUSES, by_section, headline_text, headline_value, lower_scale_divergences, point_state
 
-templates = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True,
-                   trim_blocks=True, lstrip_blocks=True)
+# One environment for every page: HTML escaped, Markdown (claims.md) not.
+templates = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
+                        autoescape=lambda name: not (name or "").endswith(".md.j2"),
+                        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 templates.filters.update(value=lines, short=lambda nodeid: nodeid.rsplit("/", 1)[-1], held=point_state,
-                    measured=measured, tex=lambda text: Markup(to_html(str(text))))
+                         measured=measured, tex=lambda text: Markup(to_html(str(text))))
 
 
 def _row(c: dict, figs: dict, lang: dict) -> dict:

@@ -1,6 +1,7 @@
 """claims.md: the report as markdown, errata first."""
 from .badge import badge_text
 from .fmt import cell, measured
+from .html import templates
 from .verdict import (AT_CAP, KIND_TEXT, STATUSES, UNCLASSIFIED, kind_text, by_section, headline_text, headline_value, lower_scale_divergences,
                       point_state)
 
@@ -80,138 +81,31 @@ def _errata_row(c: dict, files: dict) -> str:
             f"{_ours(c)} | {proposed(c)} | {_why_cell(c)} |")
 
 
-def _why(claims: list[dict]) -> list[str]:
-    """Each diagnosed erratum's grid: the claim's rule at every point tried."""
-    out = []
-    for c in (c for c in claims if c.get("diagnosis")):
-        d = c["diagnosis"]
-        out += ["", f"#### Why {c['id']} diverges: {d.get('kind') or 'not classified'}", "",
-                kind_text(d) + (f" ({d['reason']})" if d.get("reason") else ""), ""]
-        if d.get("fixed"):
-            out += [f"Our setup, fixed: {d['fixed']}", ""]
-        if not d.get("grid"):  # nothing was tried: no table
-            continue
-        out += ["| point | settings | value | the claim would hold | why this setting |", "|---|---|---|---|---|"]
-        for e in d.get("grid", []):
-            held = point_state(e)
-            why = e.get("why", "")
-            note = f" ({e['missing']})" if e.get("missing") else ""
-            out.append(f"| {cell(e['point'])} | {cell(e['settings'] or '—')} | {cell(measured(e['value'], 'interval', c.get('expected')))} | "
-                       f"{held}{cell(note)} | {cell(why)} |")
-    return out
-
-
-def _suspects(claims: list[dict]) -> list[str]:
-    """Claims whose sentence changed since it was stamped: the old and the new sentence."""
-    sus = [c for c in claims if c["status"] == "suspect"]
-    if not sus:
-        return []
-    out = ["", "### Suspect: the sentence changed", "",
-           "The text these claims quote changed since their fingerprints were stamped: their verdicts "
-           "refer to a sentence that is no longer the same. Review them, then `claimcheck stamp`.", "",
-           "| ID | why | stamped sentence | sentence now | the tests said |", "|---|---|---|---|---|"]
-    out += [f"| {c['id']} | {cell(c['suspect']['why'])} | {cell(c['suspect'].get('old'))} | "
-            f"{cell(c['suspect'].get('new'))} | {cell(c.get('was'))} |" for c in sus]
-    return out
-
-
 def markdown(doc: dict) -> str:
+    """claims.md, from templates/claims.md.j2: the errata first, then every claim by source and
+    section."""
     s, claims = doc["summary"], doc["claims"]
     label, message, _, _ = badge_text(doc)
-    out = [f"# {doc.get('title') or 'Which claims hold'}", "",
-           f"![{label}: {message}](badge.svg)  ", "",
-           f"Generated {doc['generated']} · commit `{doc['commit']}` · "
-           + "".join(f"{k} {v} · " for k, v in (doc.get("info") or {}).items())
-           + f"tiers run: {', '.join(doc['tiers']) or 'none'}", "",
-           " · ".join(f"**{s[k]}** {k}" + (f" ({s[AT_CAP]} at the cap)" if k == "undecided" and s.get(AT_CAP) else "")
-                      for k in STATUSES), ""]
-    if doc.get("interrupted"):
-        out += [f"**{INTERRUPTED}**", ""]
-    bad = [c for c in claims if is_erratum(c)]
-    out += ["## Errata", "",
-            "Claims where the text and our measurement disagree (`fails`) or where our reproduction "
-            "honestly departs from it (`diverges`), at the highest scale that ran. This is the list "
-            "a course author would act on." + (" A claim whose sentence changed since it was stamped stays "
-                                               "listed, marked suspect, until it is reviewed and stamped again."
-                                               if any(c["status"] == "suspect" for c in bad) else ""), ""]
-    files = {src["id"]: src.get("file") or src["id"] for src in doc.get("sources", [])}
-    head = ["| ID | verdict | erratum kind | the document says | document's value | ours | evidence |",
-            "|---|---|---|---|---|---|---|"]
-    if bad:
-        out += ["| ID | verdict | erratum kind | the document says | document's value | ours | proposed | why |",
-                "|---|---|---|---|---|---|---|---|"] + [_errata_row(c, files) for c in bad]
-        out += ["", "Every proposed correction, and a patch of each text: [corrections.md](corrections.md)."]
-        out += _why(bad)
-    else:
-        out.append("None in this run.")
-    out += _suspects(claims)
-    broken = [c for c in claims if c.get("broken")]
-    if broken:
-        out += ["", "### Tests that broke", "",
-                "These tests raised an exception other than a failed assertion, so their sentences were not "
-                "judged: fix the test, not the text.", ""]
-        out += [f"- **{c['id']}**: {c['reason']}" for c in broken]
-    open_ = [c for c in claims if c["status"] == "undecided"]
-    if open_:
-        out += ["", "### Undecided", "",
-                "Measured, but the claim's rule cannot decide: an interval straddles its band (or lies "
-                "outside it only short of its Bonferroni level). Neither "
-                "a pass nor an erratum; a larger sample, declared before it runs, decides.", "",
-                "| ID | verdict | the document says | document's value | ours | why |", "|---|---|---|---|---|---|"]
-        for c in open_:
-            doc_v, _, _ = headline_value(c)
-            out.append(f"| {c['id']} | {cell(headline_text(c))} | {cell(c['quote'])} | {cell(doc_v)} | "
-                       f"{_ours(c)} | {_why_cell(c)} |")
-    lower = [c for c in claims if lower_scale_divergences(c)]
-    if lower:
-        out += ["", "### Divergences at a lower scale only", "",
-                "These hold or are undecided at the highest scale that ran; a reduced configuration does not show "
-                "what the text says.", ""]
-        out += head + [f"| {c['id']} | {cell(headline_text(c))} | {(c.get('diagnosis') or {}).get('kind') or '—'} | "
-                       f"{cell(c['quote'])}<br>{_at(c, files)} | "
-                       f"{cell(c['expected'])} | {cell(c['measured'], c['expected'])} | "
-                       + cell("; ".join(c["scales"][s]["reason"] for s in lower_scale_divergences(c)))
-                       + " |" for c in lower]
-    out.append("")
-    figs = {}
+    links = {}
     for f in doc.get("figures", []):
-        figs.setdefault(f["claim"], []).append(f["path"])
+        links[f["claim"]] = (links.get(f["claim"], "") + " " + f"[figure]({f['path']})").strip()
     sources = doc.get("sources") or [{"id": s, "title": s} for s in dict.fromkeys(c["source"] for c in claims)]
-    for source, title in ((s["id"], s["title"]) for s in sources):
-        out += [f"## {title}", "", f"[The text, annotated with every verdict](chapters/{source}.html)", ""]
-        for section, rows in by_section([c for c in claims if c["source"] == source]):
-            out += ["", f"### {section}", "",
-                    "| ID | status | claim | document | measured | tolerance | evidence |",
-                    "|---|---|---|---|---|---|---|"]
-            for c in rows:
-                links = " ".join(f"[figure]({p})" for p in figs.get(c["id"], []))
-                out.append(f"| {c['id']} | {STATUS_MARK[c['status']]}{_scale_note(c)} | {cell(c['statement'])}<br>"
-                           f"{_at(c, files)} | {cell(c['expected'])} | {cell(c['measured'], c['expected'])} {links} | "
-                           f"{cell(c['tolerance'])} | {_why_cell(c)} |")
-        out.append("")
-    if doc.get("pins"):
-        out += ["## Pins", "",
-                "Regression pins are tests of their own: a stale pin fails the run but never changes "
-                "a claim's verdict.", "",
-                "| pin | status | tolerance | meaning | test |", "|---|---|---|---|---|"]
-        out += [f"| `{p['file']}` | {p['status']} | {cell(p.get('tolerance'))} | {cell(p.get('meaning'))} | "
-                f"{cell(p['test'].rsplit('/', 1)[-1])} |" for p in doc["pins"]]
-        out.append("")
-    if doc.get("notes"):
-        out += ["## Notes", "", *(f"- {cell(n)}" for n in doc["notes"]), ""]
-    if doc.get("runs"):
-        out += ["## Runs", "", "| generated | commit | where | tiers | command |",
-                "|---|---|---|---|---|"]
-        out += [f"| {r.get('generated')} | {r.get('commit')} | "
-                + cell("; ".join(f"{k} {v}" for k, v in (r.get("info") or {}).items()) or "—")
-                + f" | {', '.join(r.get('tiers', []))} | `{r.get('args', '')}` |" for r in doc["runs"]]
-    trained = [(r, t) for r in doc.get("runs", []) for t in r.get("training") or []]
-    if trained:
-        out += ["", "## Training runs", "",
-                "What each run of the suite trained (runs read from the run cache are not listed).", "",
-                "| run | family / arm / seed | steps | wall time |", "|---|---|---|---|"]
-        out += [f"| {r.get('generated')} | `{t['label']}` | {t['steps']} | {t['wall_s']:.1f} s |" for r, t in trained]
-    return "\n".join(out) + "\n"
+    return templates.get_template("claims.md.j2").render(
+        doc=doc, title=doc.get("title") or "Which claims hold", label=label, message=message,
+        summary=" · ".join(f"**{s[k]}** {k}" + (f" ({s[AT_CAP]} at the cap)" if k == "undecided" and s.get(AT_CAP) else "")
+                           for k in STATUSES),
+        interrupted=INTERRUPTED, bad=[c for c in claims if is_erratum(c)],
+        files={src["id"]: src.get("file") or src["id"] for src in doc.get("sources", [])},
+        suspects=[c for c in claims if c["status"] == "suspect"], broken=[c for c in claims if c.get("broken")],
+        undecided=[c for c in claims if c["status"] == "undecided"],
+        lower=[c for c in claims if lower_scale_divergences(c)],
+        sources=[dict(src, sections=by_section([c for c in claims if c["source"] == src["id"]])) for src in sources],
+        links=links, marks=STATUS_MARK, trained=[(r, t) for r in doc.get("runs", []) for t in r.get("training") or []],
+        # the row formatters, called by the template
+        cell=cell, measured=measured, point_state=point_state, kind_text=kind_text, headline_text=headline_text,
+        headline_value=headline_value, errata_row=_errata_row, ours=_ours, why_cell=_why_cell, at=_at,
+        scale_note=_scale_note, lower_reasons=lambda c: "; ".join(c["scales"][k]["reason"] for k in lower_scale_divergences(c)),
+        run_where=lambda r: "; ".join(f"{k} {v}" for k, v in (r.get("info") or {}).items()) or "—")
 
 
 def corrections_md(doc: dict) -> str:
