@@ -1,8 +1,9 @@
-"""claims.md: the report as markdown, errata first."""
+"""claims.md and corrections.md: the report as Markdown, errata first, from templates/*.md.j2;
+the row formatters the templates call."""
 from .badge import badge_text
 from .fmt import cell, measured
 from .html import templates
-from .verdict import (AT_CAP, KIND_TEXT, STATUSES, UNCLASSIFIED, kind_text, by_section, headline_text, headline_value, lower_scale_divergences,
+from .verdict import (AT_CAP, STATUSES, UNCLASSIFIED, kind_text, by_section, headline_text, headline_value, lower_scale_divergences,
                       point_state)
 
 
@@ -109,45 +110,10 @@ def markdown(doc: dict) -> str:
 
 
 def corrections_md(doc: dict) -> str:
-    """corrections.md: for each erratum, the sentence, what it should read (or what is missing
-    first), and its kind; then how to apply each source's patch."""
-    files = {src["id"]: src.get("file") or src["id"] for src in doc.get("sources", [])}
-    errata = [c for c in doc["claims"] if c.get("correction_proposal")]
-    out = [f"# Proposed corrections: {doc.get('title') or 'the document'}", "",
-           "Each erratum's sentence, and what it should read. A proposal is made from the measured "
-           "values, in the text's language, so it follows the numbers when they move. An erratum "
-           "whose kind is *pending* gets none until the missing measurement is made: what it would "
-           "read if that measurement explains nothing is shown as a draft.", ""]
-    if not errata:
-        out.append("No erratum in this report.")
-    for c in errata:
-        p = c["correction_proposal"]
-        kind = p["kind"]
-        out += [f"## {c['id']} · [{files.get(c['source'], c['source'])}:{c.get('line') or '?'}]"
-                f"(chapters/{c['source']}.html#q-{c['id']})", "",
-                f"**Kind:** {kind}: {kind_text(c.get('diagnosis')) if c.get('diagnosis') else UNCLASSIFIED}", "",
-                "**The text says:**", "", f"> {p['replaces']}", ""]
-        if p.get("proposed"):
-            out += ["**Proposed:**", "", f"> {p['proposed']}", ""]
-        else:
-            out += [f"**No correction yet.** {p.get('missing')}", ""]
-            if p.get("readings"):
-                out += ["**Readings still open** (if one explains the difference, the sentence stands and states it):", ""]
-                out += [f"- `{r['point']}`: {r['state']}" + (f". It would read: \"{r['draft']}\"" if r.get("draft") else "")
-                        for r in p["readings"]]
-                out.append("")
-            if p.get("draft"):
-                out += ["**Draft, if none of the readings explains it:**" if p.get("readings") else
-                        "**Draft, if the missing measurement explains nothing:**", "", f"> {p['draft']}", ""]
-        out += [f"**Why:** {c['reason']}", ""]
-    if doc.get("patches"):
-        out += ["## Patches", "", "Each text with every proposed correction in place, as a unified diff beside this "
-                "file. Apply it from the test run's root folder, with this folder's path in front "
-                "(`reports/` by default): `git apply <this folder>/chapters/<source>.patch`, or `patch -p1 -i …`.", ""]
-        out += [f"- [chapters/{sid}.patch](chapters/{sid}.patch): "
-                f"`{next((s.get('path') for s in doc.get('sources', []) if s['id'] == sid), sid)}`"
-                for sid in doc["patches"]]
-        out.append("")
-    for problem in doc.get("patch_problems") or []:
-        out += [f"**No patch:** {problem}", ""]
-    return "\n".join(out) + "\n"
+    """corrections.md, from templates/corrections.md.j2: for each erratum, the sentence, what it
+    should read (or what is missing first), and its kind; then how to apply each source's patch."""
+    return templates.get_template("corrections.md.j2").render(
+        doc=doc, errata=[c for c in doc["claims"] if c.get("correction_proposal")],
+        files={src["id"]: src.get("file") or src["id"] for src in doc.get("sources", [])},
+        paths={src["id"]: src.get("path") for src in doc.get("sources", []) if src.get("path")},
+        kind_text=kind_text, unclassified=UNCLASSIFIED)
