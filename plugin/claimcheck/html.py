@@ -1,6 +1,7 @@
 """index.html: the report as one self-contained page (inline CSS and JS, figures linked
 relatively), written beside claims.md. ``templates`` renders every page of the report
-(templates/: this one, the annotated chapters of chapters.py and claims.md of markdown.py)."""
+(templates/: this one, the annotated chapters of chapters.py, and claims.md and corrections.md
+of markdown.py)."""
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader
@@ -11,7 +12,7 @@ from .fmt import lines, measured
 from .tex import to_html
 from .verdict import STATUSES, by_section, headline_text, headline_value, lower_scale_divergences, point_state
 
-# One environment for every page: HTML escaped, Markdown (claims.md) not.
+# One environment for every page: HTML escaped, Markdown (*.md.j2) not.
 templates = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
                         autoescape=lambda name: not (name or "").endswith(".md.j2"),
                         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)

@@ -1,7 +1,8 @@
 """Training and recording the families' full-scale runs (suite/evidence/families.py holds their
 records, and what they still lack): ``run`` records what is missing of a family's arms and seeds,
-``record_pending`` records what ``families.ranked_rows`` lists within a time budget (a lent GPU's script), ``record_grid`` a claim's diagnosis grid. A run goes through the
-run cache, so an interrupted set resumes at the first run it had not finished.
+``record_pending`` records what ``families.ranked_rows`` lists within a time budget (a lent
+GPU's script), ``record_grid`` a claim's diagnosis grid. A run goes through the run cache, so an
+interrupted set resumes at the first run it had not finished.
 """
 import sys
 import time
