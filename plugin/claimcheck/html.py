@@ -4,7 +4,7 @@ relatively), written beside claims.md. ``templates`` renders every page of the r
 of markdown.py)."""
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from .badge import badge_svg, badge_text
@@ -14,7 +14,7 @@ from .verdict import STATUSES, by_section, headline_text, headline_value, lower_
 
 # One environment for every page: HTML escaped, Markdown (*.md.j2) not.
 templates = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
-                        autoescape=lambda name: not (name or "").endswith(".md.j2"),
+                        autoescape=lambda name: not (name or "").endswith(".md.j2"), undefined=StrictUndefined,
                         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 templates.filters.update(value=lines, short=lambda nodeid: nodeid.rsplit("/", 1)[-1], held=point_state,
                          measured=measured, tex=lambda text: Markup(to_html(str(text))))

@@ -151,3 +151,16 @@ def test_a_claim_without_a_section_goes_under_other_and_sections_never_split():
 def test_no_pins_no_pins_section(doc):
     assert 'id="pins"' in page(doc)  # this report checked one
     assert 'id="pins"' not in page(dict(doc, pins=[])) and 'href="#pins"' not in page(dict(doc, pins=[]))
+
+
+def test_a_report_missing_a_field_every_page_needs_stops_instead_of_rendering_it_blank(doc):
+    """The templates are strict (jinja2.StrictUndefined): a field the report always carries, such
+    as the commit, cannot go missing into an empty cell; an optional one (notes, pins) may."""
+    import jinja2
+    from claimcheck.markdown import corrections_md, markdown
+    slim = {k: v for k, v in doc.items() if k not in ("notes", "pins", "interrupted")}
+    assert page(slim) and markdown(slim) and corrections_md(slim)
+    broken = {k: v for k, v in doc.items() if k != "commit"}
+    for render_page in (page, markdown):
+        with pytest.raises(jinja2.UndefinedError, match="commit"):
+            render_page(broken)
