@@ -82,21 +82,26 @@ def _errata_row(c: dict, files: dict) -> str:
             f"{_ours(c)} | {proposed(c)} | {_why_cell(c)} |")
 
 
+def _files(doc: dict) -> dict[str, str]:
+    """Each source's file name as the rows cite it (its ID where it names none)."""
+    return {src["id"]: src.get("file") or src["id"] for src in doc.get("sources", [])}
+
+
 def markdown(doc: dict) -> str:
     """claims.md, from templates/claims.md.j2: the errata first, then every claim by source and
     section."""
     s, claims = doc["summary"], doc["claims"]
     label, message, _, _ = badge_text(doc)
-    links = {}
+    links: dict[str, list[str]] = {}
     for f in doc.get("figures", []):
-        links[f["claim"]] = (links.get(f["claim"], "") + " " + f"[figure]({f['path']})").strip()
-    sources = doc.get("sources") or [{"id": s, "title": s} for s in dict.fromkeys(c["source"] for c in claims)]
+        links.setdefault(f["claim"], []).append(f"[figure]({f['path']})")
+    sources = doc.get("sources") or [{"id": i, "title": i} for i in dict.fromkeys(c["source"] for c in claims)]
     return templates.get_template("claims.md.j2").render(
         doc=doc, title=doc.get("title") or "Which claims hold", label=label, message=message,
         summary=" · ".join(f"**{s[k]}** {k}" + (f" ({s[AT_CAP]} at the cap)" if k == "undecided" and s.get(AT_CAP) else "")
                            for k in STATUSES),
         interrupted=INTERRUPTED, bad=[c for c in claims if is_erratum(c)],
-        files={src["id"]: src.get("file") or src["id"] for src in doc.get("sources", [])},
+        files=_files(doc),
         suspects=[c for c in claims if c["status"] == "suspect"], broken=[c for c in claims if c.get("broken")],
         undecided=[c for c in claims if c["status"] == "undecided"],
         lower=[c for c in claims if lower_scale_divergences(c)],
@@ -114,6 +119,6 @@ def corrections_md(doc: dict) -> str:
     should read (or what is missing first), and its kind; then how to apply each source's patch."""
     return templates.get_template("corrections.md.j2").render(
         doc=doc, errata=[c for c in doc["claims"] if c.get("correction_proposal")],
-        files={src["id"]: src.get("file") or src["id"] for src in doc.get("sources", [])},
+        files=_files(doc),
         paths={src["id"]: src.get("path") for src in doc.get("sources", []) if src.get("path")},
         kind_text=kind_text, unclassified=UNCLASSIFIED)
