@@ -203,26 +203,36 @@ def test_the_spread_command_replays_new_configurations_under_other_kernels_and_m
     monkeypatch.setattr(evidence, "record_paths", lambda explore=True: paths)
     monkeypatch.setattr(lab, "record_paths", lambda: [])
     monkeypatch.setattr(winograd, "record_paths", lambda: [])
-    seen = {}
+    seen = {"kernels": []}
 
-    def child(todo, out, kernels):  # the replay the command starts, under the other kernels
-        seen.update(kernels=kernels, argv=[str(p) for p in todo])
-        moves = {str(paths[0]): [0.0, 2e-7], str(paths[1]): [6e-8, 5e-3]}
+    def child(todo, out, kernels):  # the replay the command starts, under one setting of other kernels
+        seen["kernels"].append(kernels)
+        seen["argv"] = [str(p) for p in todo]
+        # seed 1 moves most under the second setting: the largest movement over settings is kept
+        big = 5e-3 if kernels == store.SPREAD_KERNELS["aten-scalar"] else 1e-3
+        moves = {str(paths[0]): [0.0, 2e-7], str(paths[1]): [6e-8, big]}
         out.write_text(json.dumps({a: moves.get(a, [0.0, 1e-7]) for a in seen["argv"]
                                    if "seed3" not in a}))  # seed 3: the child stops before it
     monkeypatch.setattr(cli, "replay_elsewhere", child)
     try:
         assert cli.main(["spread"]) == 0
-        assert seen["kernels"] == store.SPREAD_KERNELS
+        assert seen["kernels"] == list(store.SPREAD_KERNELS.values())
         assert store.spreads()["norm/pre"]["trained"] == 5e-3 and store.spreads()["norm/pre"]["init"] == 6e-8
         assert store.replay_rtol(paths[0]) == pytest.approx(0.015)
-        assert store.spreads()["norm/pre"]["records"] == ["pre-seed0.json", "pre-seed1.json"]
+        assert store.spreads()["norm/pre"]["records"] == {s: ["pre-seed0.json", "pre-seed1.json"]
+                                                          for s in store.SPREAD_KERNELS}
         assert cli.main(["spread"]) == 0 and "every record's spread is in" in capsys.readouterr().out
         paths.append(store.EVIDENCE / "norm" / "pre-seed2.json")  # a later seed of a measured configuration
-        assert cli.main(["spread"]) == 0 and seen["argv"][-1] == str(paths[-1])
-        assert "pre-seed2.json" in store.spreads()["norm/pre"]["records"] and store.unmeasured(paths) == []
+        assert cli.main(["spread"]) == 0 and seen["argv"] == [str(paths[-1])]
+        assert "pre-seed2.json" in store.spreads()["norm/pre"]["records"]["avx2"] and store.unmeasured(paths) == []
+        # a setting added later: only it replays, every record under it
+        monkeypatch.setitem(store.SPREAD_KERNELS, "mkl-avx2", {"MKL_ENABLE_INSTRUCTIONS": "AVX2"})
+        assert store.unmeasured(paths) == paths and store.unmeasured(paths, "avx2") == []
+        seen["kernels"].clear()
+        assert cli.main(["spread"]) == 0 and seen["kernels"] == [{"MKL_ENABLE_INSTRUCTIONS": "AVX2"}]
+        assert len(tomllib.loads(spread.read_text())["measured"]) == len(store.SPREAD_KERNELS)  # one per setting, same day and code
         paths.extend(store.EVIDENCE / "norm" / f"pre-seed{s}.json" for s in (3, 4))  # the child measures 4 only
-        assert cli.main(["spread"]) == 1 and "error: 1 record(s) not measured, e.g. fixtures/evidence/norm/pre-seed3.json" \
+        assert cli.main(["spread"]) == 1 and "error: 1 record(s) not measured under ATEN_CPU_CAPABILITY=avx2" \
             in capsys.readouterr().out
     finally:
         store.spreads.cache_clear()

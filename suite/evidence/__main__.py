@@ -123,29 +123,33 @@ def replay_elsewhere(paths, out: Path, kernels: dict[str, str]) -> None:
 
 
 def _spread(kinds, every: bool) -> int:
-    """Replay, in a child process under store.SPREAD_KERNELS, every record SPREAD has not measured
-    (or every one), and merge how far they moved into it."""
+    """Replay, in a child process under each of store.SPREAD_KERNELS, every record SPREAD has not
+    measured under it (or every one), and merge how far they moved into it."""
     paths = [p for kind in kinds if kind.REPLAYS for p in kind.record_paths()]
-    todo = paths if every else store.unmeasured(paths)
-    if not todo:
+    if not (paths if every else store.unmeasured(paths)):
         print(f"every record's spread is in {store.shown(store.SPREAD)}")
         return 0
-    kernels = " ".join(f"{k}={v}" for k, v in store.SPREAD_KERNELS.items())
-    print(f"replaying {len(todo)} record(s) under {kernels}", flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "moved.json"
-        replay_elsewhere(todo, out, store.SPREAD_KERNELS)
-        moved = {Path(p): tuple(m) for p, m in json.loads(out.read_text()).items()} if out.exists() else {}
-    if not moved:
-        raise SystemExit("error: the replay under other kernels measured nothing; its output is above")
-    store.add_spreads(moved, {"kernels": kernels, "machine": store.cpu_model(),
-                              "threads": torch.get_num_threads(), "torch": torch.__version__,
-                              "code": store.commit(),
-                              "date": store.datetime.now(store.timezone.utc).strftime("%Y-%m-%d")})
-    print(f"{len(moved)} record(s) measured; {store.shown(store.SPREAD)} updated")
-    if left := store.unmeasured(todo):  # the child stopped part-way: say so, and fail
-        print(f"error: {len(left)} record(s) not measured, e.g. {store.shown(left[0])}; the child's output is above")
-        return 1
+    for setting, env in store.SPREAD_KERNELS.items():
+        if not (todo := paths if every else store.unmeasured(paths, setting)):
+            continue
+        kernels = " ".join(f"{k}={v}" for k, v in env.items())
+        print(f"replaying {len(todo)} record(s) under {kernels}", flush=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "moved.json"
+            replay_elsewhere(todo, out, env)
+            moved = {Path(p): tuple(m) for p, m in json.loads(out.read_text()).items()} if out.exists() else {}
+        if not moved:
+            raise SystemExit(f"error: the replay under {kernels} measured nothing; its output is above")
+        store.add_spreads(moved, {"kernels": kernels, "machine": store.cpu_model(),
+                                  "threads": int(env.get("OMP_NUM_THREADS", torch.get_num_threads())),
+                                  "torch": torch.__version__,
+                                  "code": store.commit(),
+                                  "date": store.datetime.now(store.timezone.utc).strftime("%Y-%m-%d")}, setting)
+        print(f"{len(moved)} record(s) measured under {setting}; {store.shown(store.SPREAD)} updated")
+        if left := store.unmeasured(todo, setting):  # the child stopped part-way: say so, and fail
+            print(f"error: {len(left)} record(s) not measured under {kernels}, e.g. {store.shown(left[0])}; "
+                  "the child's output is above")
+            return 1
     return 0
 
 
