@@ -6,15 +6,17 @@
     claimcheck stamp [--registry claims.toml] [ID ...]
     claimcheck apply [REPORT_DIR] [--dry-run]
 
-Without --registry, the registry is the one the project's ini names (claimcheck_registry in
-pyproject.toml, pytest.ini, tox.ini or setup.cfg, in the current folder).
+Without --registry, the registry is the one the project's ini names (claimcheck_registry), in the
+file pytest reads: pytest.toml, pytest.ini, pyproject.toml, tox.ini or setup.cfg, in the current
+folder or the nearest above it that has one.
 """
 import argparse
-import configparser
 import json
 import re
 import tomllib
 from pathlib import Path
+
+import iniconfig
 
 from . import __version__, check, corrections, fingerprint, report
 from .marks import DEFAULT, TIERS, MarkSettings
@@ -25,25 +27,54 @@ from .suite import read as read_suite
 from .verdict import diff, merge_test
 
 
-def ini_value(folder: Path, key: str):
-    """An ini option as pytest finds it, in pytest's order: pytest.ini (whatever it holds), then
-    pyproject.toml, tox.ini and setup.cfg. A string, a list (pyproject.toml), or None."""
-    def ini(name, section):
-        cp = configparser.ConfigParser(interpolation=None)
-        cp.read(folder / name, encoding="utf-8")
-        return cp.get(section, key).strip() if cp.has_option(section, key) else None
+# pytest's configuration files, in its order within one folder (pytest 9, _pytest/config/findpaths.py):
+# the nearest folder, from the invocation up, with one that configures pytest holds the project's.
+INI_FILES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
-    if (folder / "pytest.ini").is_file():
-        return ini("pytest.ini", "pytest")
-    pyproject = folder / "pyproject.toml"
-    if pyproject.is_file():
-        options = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {})
-        if "ini_options" in options:
-            return options["ini_options"].get(key)
-    for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
-        if (folder / name).is_file() and ini(name, section):
-            return ini(name, section)
-    return None
+
+def _pytest_options(path: Path) -> dict | None:
+    """The pytest options in the file at ``path`` (one of INI_FILES), as pytest parses it (iniconfig
+    for the ini files, native TOML values in ``[pytest]`` and ``[tool.pytest]``); None where the file
+    does not configure pytest. A dedicated pytest file configures it even when empty."""
+    if path.suffix == ".toml":
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        if path.name != "pyproject.toml":
+            return doc.get("pytest", {})
+        tool = doc.get("tool", {}).get("pytest", {})
+        native = {k: v for k, v in tool.items() if k != "ini_options"}
+        return native or tool.get("ini_options")
+    ini = iniconfig.IniConfig(str(path))
+    section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
+    if section in ini:
+        return dict(ini[section].items())
+    return {} if path.name in ("pytest.ini", ".pytest.ini") else None
+
+
+def find_ini(folder: Path) -> tuple[Path | None, dict]:
+    """The project's pytest configuration file and its options, found as pytest finds it from
+    ``folder``: (None, {}) where no file configures pytest."""
+    for base in (folder.resolve(), *folder.resolve().parents):
+        for name in INI_FILES:
+            if not (base / name).is_file():
+                continue
+            try:
+                options = _pytest_options(base / name)
+            except (iniconfig.ParseError, tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+                raise SystemExit(f"claimcheck: {base / name}: {e}; fix the file (pytest reads it too)") from None
+            if options is not None:
+                return base / name, options
+    return None, {}
+
+
+def ini_value(folder: Path, key: str):
+    """An ini option as pytest reads it from ``folder``: a string, a list, or None."""
+    return find_ini(folder)[1].get(key)
+
+
+def ini_root(folder: Path) -> Path:
+    """The folder an ini's relative paths start from: its file's (pytest's rootdir), else ``folder``."""
+    path, _ = find_ini(folder)
+    return path.parent if path else folder
 
 
 def _lines(value) -> list[str]:
@@ -55,7 +86,7 @@ def _lines(value) -> list[str]:
 def default_registry(folder: Path = Path(".")) -> Path | None:
     """The registry the project's ini names (``claimcheck_registry``)."""
     found = ini_value(folder, "claimcheck_registry")
-    return folder / found if found else None
+    return ini_root(folder) / found if found else None
 
 
 def ini_tiers(folder: Path) -> tuple[str, ...]:
@@ -76,12 +107,13 @@ def check_command(registry, folder: Path, tests: list[str]) -> int:
             print(f"{Path(registry).name}: 1 error(s), 0 warning(s): the registry stops at its first error; fix it "
                   "and run again")
             return 1
-    paths = tests or [p for v in _lines(ini_value(folder, "testpaths")) for p in v.split()]
-    missing = [p for p in paths if not (folder / p).exists()]
+    if not tests and (testpaths := [p for v in _lines(ini_value(folder, "testpaths")) for p in v.split()]):
+        folder, tests = ini_root(folder), testpaths  # they start from the ini's folder, as pytest's do
+    missing = [p for p in tests if not (folder / p).exists()]
     if missing:
         raise SystemExit(f"claimcheck check: no such test file or folder: {', '.join(missing)}")
     patterns = tuple(p for v in _lines(ini_value(folder, "python_files")) for p in v.split()) or PYTHON_FILES
-    entries = read_suite(folder, paths, tiers, patterns)
+    entries = read_suite(folder, tests, tiers, patterns)
     found = check.problems(registry, _texts(registry), entries)
     for p in found:
         print(("error   " if p.error else "warning ") + str(p))

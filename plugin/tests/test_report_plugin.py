@@ -610,6 +610,52 @@ def test_the_command_finds_the_registry_the_ini_names(scratch, monkeypatch, caps
         report_main(["stamp"])
 
 
+# Layouts of a project's pytest configuration: {file: text}, written in a folder and its subfolder "sub".
+INI_LAYOUTS = {
+    "pytest.toml first": {"pytest.toml": '[pytest]\nclaimcheck_registry = "a.toml"\n',
+                          "pytest.ini": "[pytest]\nclaimcheck_registry = b.toml\n"},
+    "an empty pytest.ini still wins": {"pytest.ini": "", "pyproject.toml": '[tool.pytest.ini_options]\nclaimcheck_registry = "b.toml"\n'},
+    "native [tool.pytest]": {"pyproject.toml": '[tool.pytest]\nclaimcheck_registry = "a.toml"\n'},
+    "tox.ini's [pytest] without the key ends the search": {
+        "tox.ini": "[pytest]\naddopts = -q\n", "setup.cfg": "[tool:pytest]\nclaimcheck_registry = b.toml\n"},
+    "a tox.ini without [pytest] is passed over": {
+        "tox.ini": "[tox]\nenvlist = py\n", "setup.cfg": "[tool:pytest]\nclaimcheck_registry = b.toml\n"},
+    "a pyproject.toml without pytest is passed over": {
+        "pyproject.toml": "[project]\nname = 'x'\n", "setup.cfg": "[tool:pytest]\nclaimcheck_registry = b.toml\n"},
+    "sub's own file, nearer, wins": {"pytest.ini": "[pytest]\nclaimcheck_registry = a.toml\n",
+                                     "sub/tox.ini": "[pytest]\nclaimcheck_registry = c.toml\n"},
+    "a multi-line value": {"pytest.ini": "[pytest]\nclaimcheck_tiers =\n    fast: quick\n    slow: long\n"},
+}
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("layout", INI_LAYOUTS)
+def test_the_command_reads_the_ini_pytest_reads_from_a_folder_and_below_it(tmp_path, layout):
+    """pytest's own lookup (its private locate_config, used only here to check ours against it):
+    the same file, from the folder and from a subfolder, and the same values."""
+    from _pytest.config.findpaths import locate_config
+    from claimcheck.cli import find_ini
+    (tmp_path / "sub").mkdir()
+    for name, text in INI_LAYOUTS[layout].items():
+        (tmp_path / name).write_text(text)
+    for start in (tmp_path, tmp_path / "sub"):
+        _, inifile, cfg, *_ = locate_config(start, [start])
+        path, options = find_ini(start)
+        assert path == inifile
+        assert options == {k: v.value for k, v in cfg.items()}
+
+
+@pytest.mark.fast
+def test_a_registry_named_by_an_ini_above_is_found_from_below_it(tmp_path, monkeypatch):
+    from claimcheck.cli import default_registry, find_ini
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\nclaimcheck_registry = "claims.toml"\n')
+    assert default_registry(tmp_path / "docs") == tmp_path / "claims.toml"  # from the ini's folder, as pytest's
+    (tmp_path / "pytest.ini").write_text("[pytest\n")
+    with pytest.raises(SystemExit, match=r"^claimcheck: .*pytest.ini: .*; fix the file \(pytest reads it too\)$"):
+        find_ini(tmp_path / "docs")
+
+
 @pytest.mark.fast
 def test_collecting_only_writes_no_report(scratch):
     result = scratch.runpytest("--claims-registry", "claims.toml", "--claims-report-dir", "out", "--co")
