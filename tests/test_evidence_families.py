@@ -165,7 +165,7 @@ def test_a_replay_is_stale_past_either_tolerance_and_says_which():
 @pytest.mark.fast
 def test_every_record_has_its_replay_spread_measured_under_other_kernels():
     """A record's trained steps replay at SAFETY x its configuration's own spread between kernel
-    settings (issue 58): a configuration with no measurement would replay at a tolerance taken
+    settings: a configuration with no measurement would replay at a tolerance taken
     from others, which the chaotic ones exceed 100-fold."""
     from suite.evidence import lab, winograd
     paths = [*evidence.record_paths(), *lab.record_paths(), *winograd.record_paths()]

@@ -63,7 +63,7 @@ SPREAD = ROOT / "fixtures" / "replay_spread.toml"
 SPREAD_COMMAND = "python -m suite.evidence spread"
 # The kernel settings a record is replayed under, by name: each chaotic configuration moves its own
 # way under each, so its figure is the largest over all (one setting alone undercut a tolerance by
-# 10%: docs/reference/replay.md, issue 58).
+# 10%: docs/reference/replay.md).
 SPREAD_KERNELS = {
     "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2"},
     "aten-scalar": {"ATEN_CPU_CAPABILITY": "default"},  # ATen's kernels with no vector ISA
