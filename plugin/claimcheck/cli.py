@@ -85,8 +85,9 @@ def _lines(value) -> list[str]:
 
 def default_registry(folder: Path = Path(".")) -> Path | None:
     """The registry the project's ini names (``claimcheck_registry``)."""
-    found = ini_value(folder, "claimcheck_registry")
-    return ini_root(folder) / found if found else None
+    path, options = find_ini(folder)
+    found = options.get("claimcheck_registry")
+    return path.parent / found if found else None  # from the ini's folder, as pytest's paths
 
 
 def ini_tiers(folder: Path) -> tuple[str, ...]:
