@@ -22,7 +22,6 @@ from suite.devices import xdist_controller
 SETTINGS = settings.load()
 
 pytest_plugins = ["pytester"]
-FIXTURES = "suite.fixtures"  # the scales, run cache, evidence and pins: loaded where tests run
 
 
 def pytest_addoption(parser):
@@ -45,8 +44,11 @@ def pytest_configure(config):
         config.option.claims_pins = "off"
     elif config.getoption("--runslow") and config.getoption("--claims-pins") == "exact":
         config.option.claims_pins = "loose"
+    from suite.reading import MARK_DOC
+    config.addinivalue_line("markers", MARK_DOC)
     if not xdist_controller(config):  # the controller runs no test: it imports no torch (2 s)
-        config.pluginmanager.import_plugin(FIXTURES)
+        from suite import fixtures  # the scales, run cache, evidence and pins
+        config.pluginmanager.register(fixtures, "suite.fixtures")
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if workers:  # xdist: share the cores instead of every worker spinning up all of them
         import torch
@@ -72,20 +74,19 @@ def pytest_claimcheck_tier(item, tier):
     CPU), a gpu-tier test that never asks for a device only judges committed evidence
     (fixtures/evidence/): milliseconds, so it runs in the fast tier, and ``pytest -m fast``
     shows the full-scale verdicts too. It still measures at the full scale. Likewise, without
-    --runslow, a slow-tier test whose every catalogue scale is read from committed records (the
-    Winograd task's and the Polish lab's stated runs, catalogue.MEASURED's measurements: suite/
-    fixtures.py ``recorded``) runs in the fast tier. Only the catalogue fixtures a test names (or
-    its fixtures name) are seen: a test that also trains through ``ensure_runs``, or fetches a
-    trained scale with getfixturevalue, must name that scale too, or it would be moved."""
+    --runslow, a slow-tier test whose every declared scale (``@reads``, suite/reading.py) is read
+    from committed records (the Winograd task's and the Polish lab's stated runs,
+    catalogue.MEASURED's measurements: suite/fixtures.py ``recorded``) runs in the fast tier, unless it
+    declares that it checks a fresh measurement against them (``reads(..., fresh=True)``)."""
     if tier == "gpu" and "device" not in item.fixturenames:
         from suite.scales import evidence_mode
         if evidence_mode():
             return "fast"
     if tier == "slow" and not item.config.getoption("--runslow") and "pin" not in item.fixturenames:
         # a pin checks what training makes now: read from the records, it would check nothing
-        from suite import catalogue
         from suite.fixtures import recorded
-        scales = [catalogue.FIXTURES[n] for n in item.fixturenames if n in catalogue.FIXTURES]
+        from suite.reading import declared, fresh
+        scales = [] if fresh(item) else declared(item)
         if scales and all(recorded(s, item.config) for s in scales):
             return "fast"
     return None
@@ -161,18 +162,9 @@ def places(monkeypatch):
 
 @pytest.fixture(scope="session")
 def device():
-    """Where the gpu tier trains: CUDA, or the CPU when CLAIMS_DEVICE=cpu says so. Without
-    either, a test that must train at full scale skips; full-scale claims then judge the
-    committed evidence instead (suite/evidence/families.py), and never ask for a device."""
-    import torch
-    forced = SETTINGS.device
-    if not forced and not torch.cuda.is_available():
-        pytest.skip("gpu tier: no CUDA device (CLAIMS_DEVICE=cpu forces the full configuration onto the CPU)")
-    if (forced or "cuda") == "cpu":
-        return torch.device("cpu")
-    # under pytest-xdist each worker takes its own card (gw0 -> cuda:0, gw1 -> cuda:1, ...)
-    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
-    return torch.device("cuda", worker % torch.cuda.device_count())
+    """Where the gpu tier trains (suite.devices.training_device), or a skip saying why not."""
+    from suite.devices import training_device
+    return training_device()
 
 
 @pytest.fixture(autouse=True)

@@ -10,6 +10,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from model import MLP, Block, MultiHeadAttention
+from suite.reading import reads
+from suite.catalogue import COST_MEMORY_CI
 
 
 # The chapter's table: n -> (ms total, ms projections, attention matrix MB, peak MB)
@@ -265,7 +267,7 @@ def test_tiled_attention_never_holds_more_than_one_tile_of_scores(claim_record):
 from claimcheck import undecided  # noqa: E402
 from experiments.cost import CostConfig, NoRoom, measure, peak_memory, scaling, slope, table  # noqa: E402
 from claimcheck.rules import TOST_LEVEL, inside, judge, within  # noqa: E402
-from suite.catalogue import COST_CI  # noqa: E402
+from suite.catalogue import COST_CI  # noqa: E402  (CPU_NS below is read at import)
 
 CPU_NS = COST_CI.ns
 
@@ -277,7 +279,9 @@ def _last4(rows, key):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("COST-04")
-def test_memory_grows_as_n_squared(cost_ci, claim_record, claim_figure):
+@reads(COST_CI)
+def test_memory_grows_as_n_squared(runs_of, claim_record, claim_figure):
+    cost_ci = runs_of(COST_CI)
     naive = cost_ci["naive"]
     m, m_se = _last4(naive, "peak_bytes")
     claim_record("COST-04", round(m, 3), expected=1.87, tolerance=f"exact: [1.8, 2.05]; SE {m_se:.3f}",
@@ -290,10 +294,12 @@ def test_memory_grows_as_n_squared(cost_ci, claim_record, claim_figure):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("COST-05")
-def test_doubling_n_multiplies_the_peak_memory_towards_4(cost_ci, claim_record):
+@reads(COST_CI)
+def test_doubling_n_multiplies_the_peak_memory_towards_4(runs_of, claim_record):
     """The weaker form at CI scale: the CPU run stops at 4,096 tokens, a step before the chapter's
     3,91 (4,096 -> 8,192), so the ratio is judged climbing towards 4 (each doubling's above the
     last's, the last below 4: allocator bytes, the same on every run); 3,91 is judged on the gpu tier."""
+    cost_ci = runs_of(COST_CI)
     naive = cost_ci["naive"]
     ratios = [b["peak_bytes"] / a["peak_bytes"] for a, b in zip(naive, naive[1:])]
     claim_record("COST-05", [round(r, 3) for r in ratios], expected="3.91 at 4096 -> 8192",
@@ -416,7 +422,9 @@ def test_the_projections_grow_linearly(timings, claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("COST-09")
-def test_tiled_memory_grows_linearly_where_naive_grows_quadratically(cost_memory_ci, claim_record):
+@reads(COST_MEMORY_CI)
+def test_tiled_memory_grows_linearly_where_naive_grows_quadratically(runs_of, claim_record):
+    cost_memory_ci = runs_of(COST_MEMORY_CI)
     slopes = {kind: round(_last4(rows, "peak_bytes")[0], 3) for kind, rows in cost_memory_ci.items()}
     claim_record("COST-09", slopes, tolerance="exact: tiled <= 1.2 and naive >= 1.8",
                  label="peak-memory exponent per core, last four sizes (CPU)")

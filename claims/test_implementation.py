@@ -7,6 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from model import MultiHeadAttention, causal_mask
+from suite.reading import reads
+from suite.catalogue import DEPTH_CI, DEPTH_FULL
 
 
 
@@ -100,12 +102,14 @@ def _above_machine(lo, hi):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("DEPTH-01")
-def test_two_blocks_train_lower_and_validate_no_better(depth_ci, claim_record):
+@reads(DEPTH_CI)
+def test_two_blocks_train_lower_and_validate_no_better(runs_of, claim_record):
     """Overfitting, as at full scale: two blocks better on train and worse on validation, each by
     more than a machine moves a run (2 %), judged on the 90 % interval of the mean paired
     relative gap over the seeds: both lower ends above 2 % hold (one-sided tests at 5 %); a gap
     whose 95 % interval lies at or below 2 % fails (a disagreement, to review: two gaps, so
     Bonferroni, claimcheck.rules: joint); anything else is undecided."""
+    depth_ci = runs_of(DEPTH_CI)
     gains = _gaps(depth_ci)
     # seeds 3-7 are a second look, declared once seeds 0-2 could not decide: judged at 97.5 %
     shown, holds = joint([(g, _above_machine) for g in gains.values()], SECOND_LOOK)
@@ -142,10 +146,12 @@ def depth01_rule(runs, checkpoint="final", level=TOST_LEVEL):
 
 @pytest.mark.gpu
 @pytest.mark.claim("DEPTH-01")
-def test_two_blocks_overfit_at_the_documents_scale(depth_full, claim_record):
+@reads(DEPTH_FULL)
+def test_two_blocks_overfit_at_the_documents_scale(runs_of, claim_record):
     """Judged by ``depth01_rule`` over paired seeds at the looks of catalogue.DEPTH_LOOKS: the
     full-scale gap on seed 0 (0.7 % on validation) is inside what seeds move a rung, so one seed
     decides nothing."""
+    depth_full = runs_of(DEPTH_FULL)
     for arm, (doc_t, doc_v) in DOC_DEPTH.items():
         claim_record("DEPTH-01", [depth_full.train(arm).round(2).tolist(), depth_full.val(arm).round(2).tolist()],
                      expected=[doc_t, doc_v], tolerance="reported",

@@ -9,6 +9,8 @@ from model.params import count
 from suite.catalogue import ABL05_LOOKS, LADDER_LOOKS
 from suite.rules import ladder_gap
 from claimcheck.rules import beyond, interval, interval_looks, joint_looks, judge, judge_look, within
+from suite.reading import reads
+from suite.catalogue import LADDER_CI, LADDER_FULL, LADDER_LN_FULL
 
 # At CI scale a gap's size is not the document's; only its sign is measured (the weaker form).
 CI_SIGN = "comparison (CI scale: the sign only): the 90 % interval of the mean paired gap above 0"
@@ -82,7 +84,9 @@ def draw_ladder(ladder, title):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-01")
-def test_learned_weights_beat_uniform_weights(ladder_ci, claim_record, claim_figure):
+@reads(LADDER_CI)
+def test_learned_weights_beat_uniform_weights(runs_of, claim_record, claim_figure):
+    ladder_ci = runs_of(LADDER_CI)
     gap = claim_record("ABL-01", ladder_ci.val("mean+residual") - ladder_ci.val("head-added"),
                        expected=14, tolerance="reported", label="CI scale: uniform - learned, per seed")
     claim_figure("ABL-01", "ladder_ci", draw_ladder(ladder_ci, "the ablation ladder, CI scale"))
@@ -93,7 +97,9 @@ def test_learned_weights_beat_uniform_weights(ladder_ci, claim_record, claim_fig
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-02")
-def test_four_heads_beat_one(ladder_ci, claim_record):
+@reads(LADDER_CI)
+def test_four_heads_beat_one(runs_of, claim_record):
+    ladder_ci = runs_of(LADDER_CI)
     gap = claim_record("ABL-02", ladder_ci.val("head-added") - ladder_ci.val("4-heads"),
                        expected=3, tolerance="reported", label="CI scale: 1 head - 4 heads, per seed")
     judge("ABL-02", interval(claim_record, "ABL-02", gap, lambda lo, hi: beyond(lo, hi, 0), CI_SIGN, "CI scale: 1 head - 4 heads",
@@ -103,7 +109,9 @@ def test_four_heads_beat_one(ladder_ci, claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-03")
-def test_a_head_added_beats_the_same_head_replacing(ladder_ci, claim_record):
+@reads(LADDER_CI)
+def test_a_head_added_beats_the_same_head_replacing(runs_of, claim_record):
+    ladder_ci = runs_of(LADDER_CI)
     gap = claim_record("ABL-03", ladder_ci.val("head-replacing") - ladder_ci.val("head-added"),
                        expected=9, tolerance="reported", label="CI scale: replacing - added, per seed")
     judge("ABL-03", interval(claim_record, "ABL-03", gap, lambda lo, hi: beyond(lo, hi, 0), CI_SIGN, "CI scale: replacing - added",
@@ -113,7 +121,9 @@ def test_a_head_added_beats_the_same_head_replacing(ladder_ci, claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-04")
-def test_the_residual_matters_far_more_for_the_mean_than_for_a_head(ladder_ci, claim_record):
+@reads(LADDER_CI)
+def test_the_residual_matters_far_more_for_the_mean_than_for_a_head(runs_of, claim_record):
+    ladder_ci = runs_of(LADDER_CI)
     mean_gain = ladder_ci.val("mean") - ladder_ci.val("mean+residual")
     head_gain = ladder_ci.val("head-replacing") - ladder_ci.val("head-added")
     ratio = claim_record("ABL-04", mean_gain / head_gain, expected=188 / 9, tolerance="reported",
@@ -127,7 +137,9 @@ def test_the_residual_matters_far_more_for_the_mean_than_for_a_head(ladder_ci, c
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("ABL-05")
-def test_layernorm_helps_a_little(ladder_ci, claim_record):
+@reads(LADDER_CI)
+def test_layernorm_helps_a_little(runs_of, claim_record):
+    ladder_ci = runs_of(LADDER_CI)
     gap = claim_record("ABL-05", ladder_ci.val("+mlp") - ladder_ci.val("+layernorm"),
                        expected=1.8, tolerance="reported", label="CI scale: without - with LN, per seed")
     judge("ABL-05", interval(claim_record, "ABL-05", gap, lambda lo, hi: beyond(lo, hi, 0), CI_SIGN, "CI scale: without - with LN",
@@ -135,8 +147,10 @@ def test_layernorm_helps_a_little(ladder_ci, claim_record):
 
 
 @pytest.mark.slow
-def test_the_ci_ladder_matches_its_pin(ladder_ci, pin):
+@reads(LADDER_CI)
+def test_the_ci_ladder_matches_its_pin(runs_of, pin):
     """Per-seed perplexities of every rung, and the first logged training loss."""
+    ladder_ci = runs_of(LADDER_CI)
     from suite.catalogue import LADDER_CI
     values = {f"{r}/val": ladder_ci.val(r) for r in LADDER_CI.arms}
     values.update({f"{r}/train": ladder_ci.train(r) for r in LADDER_CI.arms})
@@ -162,7 +176,9 @@ def _full_gap(claim_record, cid, gap, doc, without, with_, label, available):
 
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-01")
-def test_learned_weights_beat_uniform_by_14_at_full_scale(ladder_full, claim_record, claim_figure):
+@reads(LADDER_FULL)
+def test_learned_weights_beat_uniform_by_14_at_full_scale(runs_of, claim_record, claim_figure):
+    ladder_full = runs_of(LADDER_FULL)
     claim_figure("ABL-01", "ladder_full", draw_ladder(ladder_full, "the ablation ladder, full scale"))
     gap = ladder_full.val("mean+residual") - ladder_full.val("head-added")
     judge_look("ABL-01", _full_gap(claim_record, "ABL-01", gap, 14, "mean+residual", "head-added",
@@ -177,20 +193,26 @@ def _ladder_gap(ladder_full, claim_record, cid, without, with_, doc):
 
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-02")
-def test_four_heads_buy_3_points_at_full_scale(ladder_full, claim_record):
+@reads(LADDER_FULL)
+def test_four_heads_buy_3_points_at_full_scale(runs_of, claim_record):
+    ladder_full = runs_of(LADDER_FULL)
     _ladder_gap(ladder_full, claim_record, "ABL-02", "head-added", "4-heads", 3)
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-03")
-def test_the_residual_is_worth_9_for_a_head_at_full_scale(ladder_full, claim_record):
+@reads(LADDER_FULL)
+def test_the_residual_is_worth_9_for_a_head_at_full_scale(runs_of, claim_record):
+    ladder_full = runs_of(LADDER_FULL)
     _ladder_gap(ladder_full, claim_record, "ABL-03", "head-replacing", "head-added", 9)
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-04")
-def test_the_residual_is_worth_188_for_the_mean_at_full_scale(ladder_full, claim_record):
+@reads(LADDER_FULL)
+def test_the_residual_is_worth_188_for_the_mean_at_full_scale(runs_of, claim_record):
     """"valgono 188 punti di perplexity per la media e 9 per una head": both gaps, jointly."""
+    ladder_full = runs_of(LADDER_FULL)
     pairs = {188: ("mean", "mean+residual"), 9: ("head-replacing", "head-added")}
     parts = []
     for doc, (without, with_) in pairs.items():
@@ -207,10 +229,12 @@ def test_the_residual_is_worth_188_for_the_mean_at_full_scale(ladder_full, claim
 
 @pytest.mark.gpu
 @pytest.mark.claim("ABL-05")
-def test_layernorm_buys_1_8_at_full_scale(ladder_ln_full, claim_record):
+@reads(LADDER_LN_FULL)
+def test_layernorm_buys_1_8_at_full_scale(runs_of, claim_record):
     """1.8 by the word table's gap row (the chapter's +mlp and +layernorm rungs, derived, each ± 5 %,
     in quadrature); the effect is small beside the seed spread, so it is the mean paired gap over
     the declared looks' seeds (catalogue.ABL05_LOOKS), whose interval must lie inside the band."""
+    ladder_ln_full = runs_of(LADDER_LN_FULL)
     gap = ladder_ln_full.val("+mlp") - ladder_ln_full.val("+layernorm")  # paired by seed
     claim_record("ABL-05", gap.round(2), expected=1.8, tolerance="reported",
                  label=f"full scale: without - with LN, seeds {list(ladder_ln_full.seeds)}")

@@ -13,6 +13,8 @@ from suite.catalogue import LADDER_LOOKS
 from suite.rules import ladder_gap
 from claimcheck.rules import beyond, interval, interval_looks, joint_looks, judge, judge_look, within
 from claimcheck import diverges
+from suite.reading import reads
+from suite.catalogue import LADDER_CI, LADDER_FULL
 
 
 shapes = dict(T=st.integers(2, 64), d=st.integers(1, 32), seed=st.integers(0, 2**31 - 1))
@@ -172,7 +174,9 @@ def test_at_position_100_the_current_token_is_one_hundredth(claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("AVG-02")
-def test_averaging_the_context_is_several_times_worse_than_none(ladder_ci, claim_record):
+@reads(LADDER_CI)
+def test_averaging_the_context_is_several_times_worse_than_none(runs_of, claim_record):
+    ladder_ci = runs_of(LADDER_CI)
     r = claim_record("AVG-02", ladder_ci.val("mean") / ladder_ci.val("no-context"), expected=4.16,
                      tolerance="reported", label="CI scale: mean / no context, per seed")
     judge("AVG-02", interval(claim_record, "AVG-02", r, lambda lo, hi: beyond(lo, hi, 2),
@@ -184,7 +188,9 @@ def test_averaging_the_context_is_several_times_worse_than_none(ladder_ci, claim
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("AVG-06")
-def test_positions_before_the_mean_barely_help(ladder_ci, claim_record):
+@reads(LADDER_CI)
+def test_positions_before_the_mean_barely_help(runs_of, claim_record):
+    ladder_ci = runs_of(LADDER_CI)
     mean, pos, res = (ladder_ci.val(k) for k in ("mean", "mean+positions", "mean+residual"))
     share = (mean - pos) / (mean - res)
     claim_record("AVG-06", share, expected=2.14 / 188, tolerance="reported",
@@ -199,7 +205,9 @@ def test_positions_before_the_mean_barely_help(ladder_ci, claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("AVG-09")
-def test_the_residual_mean_contributes_nothing(ladder_ci, claim_record):
+@reads(LADDER_CI)
+def test_the_residual_mean_contributes_nothing(runs_of, claim_record):
+    ladder_ci = runs_of(LADDER_CI)
     r = claim_record("AVG-09", ladder_ci.val("mean+residual") / ladder_ci.val("no-context"),
                      expected=60.45 / 59.71, tolerance="reported", label="CI scale: residual mean / no context, per seed")
     # the uniform mean adds no information: the residual mean is no better than no context
@@ -215,7 +223,9 @@ def test_the_residual_mean_contributes_nothing(ladder_ci, claim_record):
 @pytest.mark.claim("AVG-09")
 @diverges("at CI scale the residual mean stays clearly worse than no "
                    "context (the text: +1.2 %); the gpu tier checks the full configuration")
-def test_the_residual_mean_is_within_3_percent_of_no_context(ladder_ci, claim_record):
+@reads(LADDER_CI)
+def test_the_residual_mean_is_within_3_percent_of_no_context(runs_of, claim_record):
+    ladder_ci = runs_of(LADDER_CI)
     r = ladder_ci.val("mean+residual") / ladder_ci.val("no-context")
     claim_record("AVG-09", [x - 1 for x in r], expected=0.012, tolerance="reported", label="CI scale: relative gap, per seed")
     judge("AVG-09", interval(claim_record, "AVG-09", r - 1, lambda lo, hi: within(lo, hi, (-0.03, 0.03)),
@@ -257,7 +267,9 @@ def _near(claim_record, cid, x, doc, rel, label, why, available):
 
 @pytest.mark.gpu
 @pytest.mark.claim("AVG-03")
-def test_no_context_baseline_is_59_71(ladder_full, claim_record):
+@reads(LADDER_FULL)
+def test_no_context_baseline_is_59_71(runs_of, claim_record):
+    ladder_full = runs_of(LADDER_FULL)
     judge_look("AVG-03", _near(claim_record, "AVG-03", ladder_full.val("no-context"), 59.71, 0.05,
                                "full scale: no context", "a trained number printed bare", ladder_full.prefix()), "59.71",
                doc=59.71)
@@ -265,7 +277,9 @@ def test_no_context_baseline_is_59_71(ladder_full, claim_record):
 
 @pytest.mark.gpu
 @pytest.mark.claim("AVG-02")
-def test_the_mean_is_four_times_worse_at_full_scale(ladder_full, claim_record):
+@reads(LADDER_FULL)
+def test_the_mean_is_four_times_worse_at_full_scale(runs_of, claim_record):
+    ladder_full = runs_of(LADDER_FULL)
     mean, noctx = ladder_full.val("mean"), ladder_full.val("no-context")
     claim_record("AVG-02", np.round(mean, 2), expected=248.45, tolerance="reported", label="full scale: mean, per seed")
     # "quattro volte peggiore", read as NORM-05 reads "otto volte": the ratio rounds to 4; and the
@@ -279,9 +293,11 @@ def test_the_mean_is_four_times_worse_at_full_scale(ladder_full, claim_record):
 
 @pytest.mark.gpu
 @pytest.mark.claim("AVG-06")
-def test_positions_gain_2_14_at_full_scale(ladder_full, claim_record):
+@reads(LADDER_FULL)
+def test_positions_gain_2_14_at_full_scale(runs_of, claim_record):
     """"ha guadagnato 2,14 punti su 188": the gain and the 188 it is out of (the mean against the
     mean with a residual, ABL-04's), each by the gap row, jointly."""
+    ladder_full = runs_of(LADDER_FULL)
     mean = ladder_full.val("mean")
     parts, texts = [], []
     for label, x, doc, with_ in (("full scale: gain", mean - ladder_full.val("mean+positions"), 2.14, "mean+positions"),
@@ -298,10 +314,12 @@ def test_positions_gain_2_14_at_full_scale(ladder_full, claim_record):
 
 @pytest.mark.gpu
 @pytest.mark.claim("AVG-09")
-def test_the_residual_mean_is_60_45(ladder_full, claim_record):
+@reads(LADDER_FULL)
+def test_the_residual_mean_is_60_45(runs_of, claim_record):
     """"la media uniforme non contribuisce nulla: 60,45 contro una baseline di 59,71": the rung
     inside 60.45 ± 5 % (bare), and its paired gap to the baseline inside ± 3 % of 59.71 ("nulla",
     the barely row, as SQRT-09's "non vale nulla"), jointly. The baseline's own 59.71 is AVG-03."""
+    ladder_full = runs_of(LADDER_FULL)
     mr, noctx = ladder_full.val("mean+residual"), ladder_full.val("no-context")
     claim_record("AVG-09", np.round(mr, 2), expected=60.45, tolerance="reported", label="full scale: mean + residual, per seed")
     claim_record("AVG-09", np.round(mr - noctx, 2), expected=round(60.45 - 59.71, 2), tolerance="reported",

@@ -26,7 +26,8 @@ from claimcheck.rules import (
 )
 from suite.rules import SECOND_LOOK
 from suite.diagnosis import check_kind
-from suite.catalogue import NORM03_GRADS, NORM03_MORE
+from suite.catalogue import NORM03_GRADS, NORM03_MORE, NORM07_FULL, NORM_CI, NORM_EQ_CI, NORM_FULL, NORM_RATE_CI
+from suite.reading import reads
 
 
 
@@ -104,12 +105,13 @@ def by_seed(measured: dict, seeds=SEEDS) -> dict:
             for r, by_norm in measured.items()}
 
 
-@pytest.fixture(scope="module")
-def grad_norms_by_reduction(norm03_grads):
-    return by_seed(norm03_grads["real", "torch"])
+@pytest.fixture
+def grad_norms_by_reduction(runs_of):
+    """NORM03_GRADS by reduction, then (norm, seed): the test declares ``@reads(NORM03_GRADS)``."""
+    return by_seed(runs_of(NORM03_GRADS)["real", "torch"])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def grad_norms(grad_norms_by_reduction):
     """The stated measurement (one real batch, every block parameter, PyTorch's inits)."""
     return grad_norms_by_reduction["block"]
@@ -118,6 +120,7 @@ def grad_norms(grad_norms_by_reduction):
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("NORM-03")
+@reads(NORM03_GRADS)
 def test_post_norm_gradients_exceed_pre_norms_and_rise_faster(grad_norms, claim_record, claim_figure):
     """Five random inits are a sample: each ordering is judged on the paired differences over the
     seeds, its 90 % interval above 0 (a one-sided test at 5 %), never on every seed."""
@@ -171,7 +174,8 @@ def norm03_judge(gn, seeds=SEEDS, level=TOST_LEVEL) -> tuple[dict, bool | None]:
 @pytest.mark.claim("NORM-03")
 @diverges("the text's last/first ratios (pre 1.32, post 1.65) do not "
                    "reproduce at init with PyTorch's default inits; the measured ratios are in the report")
-def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, claim_record, request):
+@reads(NORM03_GRADS, later=(NORM03_MORE,))
+def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, claim_record, runs_of):
     """Judged on the 90 % interval of the mean ratio over five seeds, inside its band."""
     for norm, doc in (("pre", 1.32), ("post", 1.65)):
         ratios = [grad_norms[norm, s][-1] / grad_norms[norm, s][0] for s in SEEDS]
@@ -186,7 +190,7 @@ def test_post_norm_gradient_grows_with_depth_as_the_text_reports(grad_norms, cla
                      label=f"{norm}-norm last/first: mean and 90 % interval, seeds {SEEDS[0]}-{SEEDS[-1]} (first look)")
     if holds is None:  # the declared second look decides (catalogue.NORM03_MORE), on fresh seeds only
         more = NORM03_MORE.seeds
-        gn = by_seed(request.getfixturevalue("norm03_more")["real", "torch"], more)["block"]
+        gn = by_seed(runs_of(NORM03_MORE)["real", "torch"], more)["block"]
         value, holds = norm03_judge(gn, more, SECOND_LOOK)
         for norm, doc in (("pre", 1.32), ("post", 1.65)):
             claim_record("NORM-03", value[norm], expected=doc,
@@ -216,7 +220,9 @@ NORM03_AXES = (
 
 @pytest.mark.slow
 @pytest.mark.diagnosis("NORM-03")
-def test_norm03_diagnosis(norm03_grads, grad_norms_by_reduction, claim_diagnosis):
+@reads(NORM03_GRADS)
+def test_norm03_diagnosis(runs_of, grad_norms_by_reduction, claim_diagnosis):
+    norm03_grads = runs_of(NORM03_GRADS)
     points = [(setting, v, why) for setting, values, why in NORM03_AXES for v in values[1:]]
     level = wide_level(TOST_LEVEL, len(points))  # every point tried, at the grid's Bonferroni level
     value, holds = norm03_judge(grad_norms_by_reduction["block"])
@@ -265,7 +271,9 @@ def draw_norm(scale_runs, title):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("NORM-04")
-def test_the_four_norm_arms_land_where_the_text_orders_them(norm_ci, claim_record, claim_figure):
+@reads(NORM_CI)
+def test_the_four_norm_arms_land_where_the_text_orders_them(runs_of, claim_record, claim_figure):
+    norm_ci = runs_of(NORM_CI)
     vals = {arm: norm_ci.val(arm) for arm in norm_ci.scale.arms}
     for arm in ARMS:
         claim_record("NORM-04", [round(v, 2) for v in vals[arm]], expected=DOC_NORM[arm],
@@ -283,7 +291,9 @@ def test_the_four_norm_arms_land_where_the_text_orders_them(norm_ci, claim_recor
 
 
 @pytest.mark.slow
-def test_the_norm_runs_match_their_pin(norm_ci, pin):
+@reads(NORM_CI)
+def test_the_norm_runs_match_their_pin(runs_of, pin):
+    norm_ci = runs_of(NORM_CI)
     vals = {f"{arm}": norm_ci.val(arm) for arm in norm_ci.scale.arms}
     vals.update({f"{arm}/early": [norm_ci.run(arm, s).trace["loss"][1:4] for s in norm_ci.seeds]
                  for arm in norm_ci.scale.arms})
@@ -296,8 +306,10 @@ def test_the_norm_runs_match_their_pin(norm_ci, pin):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("NORM-05")
-def test_post_norm_without_warmup_is_several_times_worse(norm_rate_ci, claim_record):
+@reads(NORM_RATE_CI)
+def test_post_norm_without_warmup_is_several_times_worse(runs_of, claim_record):
     """Whether post-norm fails without warmup is a coin per start: a rate over ten starts."""
+    norm_rate_ci = runs_of(NORM_RATE_CI)
     ratio = claim_record("NORM-05", (norm_rate_ci.val("post") / norm_rate_ci.val("pre")).round(2),
                          expected=8.15, tolerance="reported", label="post / pre, per seed (CI scale)")
     r = claim_record("NORM-05", starts(ratio > 3, MAJORITY), expected="8x worse",
@@ -311,7 +323,9 @@ def test_post_norm_without_warmup_is_several_times_worse(norm_rate_ci, claim_rec
 @pytest.mark.claim("NORM-06")
 @diverges("at CI scale a 20 % warmup does not bring post-norm to pre-norm: the mean gap is far "
           "outside the 1 % that 'esattamente' allows (values in the report; the 50 % arm beside it)")
-def test_post_norm_with_warmup_matches_pre_norm(norm_ci, claim_record):
+@reads(NORM_CI)
+def test_post_norm_with_warmup_matches_pre_norm(runs_of, claim_record):
+    norm_ci = runs_of(NORM_CI)
     pre, post_wu = norm_ci.val("pre"), norm_ci.val("post+warmup")
     claim_record("NORM-06", ((post_wu - pre) / pre).round(3), expected="0.0016 (37.88 vs 37.82)",
                  tolerance="reported", label="(post+warmup - pre) / pre, per seed, warmup 20 %")
@@ -329,9 +343,11 @@ def test_post_norm_with_warmup_matches_pre_norm(norm_ci, claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("NORM-07")
-def test_warmup_barely_matters_for_pre_norm(norm_eq_ci, claim_record):
+@reads(NORM_EQ_CI)
+def test_warmup_barely_matters_for_pre_norm(runs_of, claim_record):
     """An equivalence test (TOST): the 90 % interval of the mean paired effect of warmup on
     pre-norm lies inside the catalogue's +-3 % margin (the document's effect: -0.5 %)."""
+    norm_eq_ci = runs_of(NORM_EQ_CI)
     pre, pre_wu = norm_eq_ci.val("pre"), norm_eq_ci.val("pre+warmup")
     effect = (pre_wu - pre) / pre
     _, lo, hi = mean_interval(effect)  # the 90 % t interval (TOST_LEVEL)
@@ -351,7 +367,9 @@ def test_warmup_barely_matters_for_pre_norm(norm_eq_ci, claim_record):
 @pytest.mark.claim("NORM-07")
 @diverges("at CI scale a 20 % warmup leaves post-norm failed, so its effect is "
                    "not shown to be 10x pre-norm's; 50 % does rescue it (values in the report)")
-def test_warmup_is_the_patch_that_rescues_post_norm(norm_ci, claim_record):
+@reads(NORM_CI)
+def test_warmup_is_the_patch_that_rescues_post_norm(runs_of, claim_record):
+    norm_ci = runs_of(NORM_CI)
     pre, pre_wu = norm_ci.val("pre"), norm_ci.val("pre+warmup")
     post = norm_ci.val("post")
     d_pre = (pre_wu - pre) / pre
@@ -442,7 +460,9 @@ def _judge(claim, runs, side, what):
 @pytest.mark.claim("NORM-04")
 @diverges("at full scale the three healthy arms end well above the text's 37.8 (values in the report); "
           "post-norm without warmup stalls near the unigram's perplexity, as the text's 308.05 does")
-def test_the_norm_table_at_full_scale(norm_full, claim_record, claim_figure):
+@reads(NORM_FULL)
+def test_the_norm_table_at_full_scale(runs_of, claim_record, claim_figure):
+    norm_full = runs_of(NORM_FULL)
     claim_figure("NORM-04", "norm_full_loss_curves", draw_norm(norm_full, "pre vs post-norm, full scale"))
     for arm in ARMS:
         claim_record("NORM-04", norm_full.val(arm).round(2), expected=DOC_NORM[arm],
@@ -460,7 +480,9 @@ def test_the_norm_table_at_full_scale(norm_full, claim_record, claim_figure):
 @pytest.mark.claim("NORM-05")
 @diverges("at full scale post-norm without warmup fails as the text's does, near 308, but pre-norm ends "
           "well above 37.8, so post is well short of eight times worse (values in the report)")
-def test_post_norm_without_warmup_is_eight_times_worse_at_full_scale(norm_full, claim_record):
+@reads(NORM_FULL)
+def test_post_norm_without_warmup_is_eight_times_worse_at_full_scale(runs_of, claim_record):
+    norm_full = runs_of(NORM_FULL)
     pre, post = norm_full.val("pre"), norm_full.val("post")
     claim_record("NORM-05", post.round(2), expected=DOC_NORM["post"], tolerance="reported",
                  label="post-norm without warmup (full, per seed)")
@@ -481,7 +503,9 @@ def test_post_norm_without_warmup_is_eight_times_worse_at_full_scale(norm_full, 
 @pytest.mark.claim("NORM-06")
 @diverges("at full scale post-norm with warmup ends well below pre-norm without it, not level with it "
           "(values in the report)")
-def test_post_norm_with_warmup_matches_pre_norm_at_full_scale(norm_full, claim_record):
+@reads(NORM_FULL)
+def test_post_norm_with_warmup_matches_pre_norm_at_full_scale(runs_of, claim_record):
+    norm_full = runs_of(NORM_FULL)
     _declared("NORM-06", norm_full)
     value, side = norm06_rule(norm_full)
     claim_record("NORM-06", value, expected="0.0016 (37.88 vs 37.82)",
@@ -494,9 +518,11 @@ def test_post_norm_with_warmup_matches_pre_norm_at_full_scale(norm_full, claim_r
 @pytest.mark.claim("NORM-07")
 # No ``diverges`` mark: the recorded seeds leave NORM-07 undecided, and a mark is for a divergence
 # the evidence shows. A rerun that decides against the text reads *fails* until it is recorded.
-def test_warmup_barely_matters_for_pre_norm_at_full_scale(norm07_full, claim_record):
+@reads(NORM07_FULL)
+def test_warmup_barely_matters_for_pre_norm_at_full_scale(runs_of, claim_record):
     """``norm07_rule``'s quantity at the looks of catalogue.NORM07_LOOKS (its grid keeps NORM_FULL's
     three seeds)."""
+    norm07_full = runs_of(NORM07_FULL)
     pre, pre_wu = norm07_full.val("pre"), norm07_full.val("pre+warmup")
     look = interval_looks(claim_record, "NORM-07", (pre_wu - pre) / pre, lambda lo, hi: within(lo, hi, (-BARELY, BARELY)),
                           f"comparison: the interval inside ±{BARELY} (the catalogue's 'barely', TOST)",

@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 from model import GPT, GPTConfig, MultiHeadAttention
 from model.positional import RoPE, alibi_slopes, build_positional, sinusoid_table
 from claimcheck import diverges
+from suite.reading import reads
+from suite.catalogue import POS_CI, POS_FULL
 
 
 seeds = st.integers(0, 2**31 - 1)
@@ -239,7 +241,9 @@ def _record_table(claim_record, claim_id, runs, scheme):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("POS-01")
-def test_without_positions_the_model_still_trains(pos_ci, shakespeare_tokens, claim_record, claim_figure):
+@reads(POS_CI)
+def test_without_positions_the_model_still_trains(runs_of, shakespeare_tokens, claim_record, claim_figure):
+    pos_ci = runs_of(POS_CI)
     from experiments.data import split
     from experiments.ngram import NGram
     tr, va = split(shakespeare_tokens)
@@ -257,7 +261,9 @@ def test_without_positions_the_model_still_trains(pos_ci, shakespeare_tokens, cl
 
 
 @pytest.mark.slow
-def test_the_position_runs_match_their_pin(pos_ci, pin):
+@reads(POS_CI)
+def test_the_position_runs_match_their_pin(runs_of, pin):
+    pos_ci = runs_of(POS_CI)
     pin("positions_ci", {p: t for p, t in _table(pos_ci).items()},
         meaning="val perplexity (seed, window 64/128/256) per positional scheme",
         config={"scale": pos_ci.scale.name, "train": pos_ci.scale.train, "schemes": POS_SCHEMES})
@@ -268,7 +274,9 @@ def test_the_position_runs_match_their_pin(pos_ci, pin):
 @pytest.mark.claim("POS-04")
 @diverges("at CI scale learned positions are not the best scheme at the "
                    "training length: RoPE, ALiBi and sinusoids beat them (values in the report)")
-def test_learned_positions_win_at_the_training_length(pos_ci, claim_record):
+@reads(POS_CI)
+def test_learned_positions_win_at_the_training_length(runs_of, claim_record):
+    pos_ci = runs_of(POS_CI)
     _record_table(claim_record, "POS-04", pos_ci, "learned")
     judge("POS-04", joint_record(claim_record, "POS-04", _wins(_table(pos_ci)), PARTS),
           "learned positions win at the training length")
@@ -313,7 +321,9 @@ PARTS = ("joint: each part's 90 % interval past its margin (a ratio under 1 or o
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("POS-04")
-def test_learned_positions_collapse_beyond_the_training_length(pos_ci, claim_record):
+@reads(POS_CI)
+def test_learned_positions_collapse_beyond_the_training_length(runs_of, claim_record):
+    pos_ci = runs_of(POS_CI)
     t = _table(pos_ci)
     claim_record("POS-04", np.round(t["learned"][:, 2] / t["learned"][:, 0], 2).tolist(), expected="collapses",
                  tolerance="reported", label="learned: ppl(256) / ppl(64), per seed")
@@ -324,7 +334,9 @@ def test_learned_positions_collapse_beyond_the_training_length(pos_ci, claim_rec
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("POS-07")
-def test_sinusoids_do_not_extrapolate(pos_ci, claim_record):
+@reads(POS_CI)
+def test_sinusoids_do_not_extrapolate(runs_of, claim_record):
+    pos_ci = runs_of(POS_CI)
     _record_table(claim_record, "POS-07", pos_ci, "sinusoidal")
     judge("POS-07", joint_record(claim_record, "POS-07", _sinusoids_degrade(_table(pos_ci)), PARTS),
           "sinusoids do not extrapolate")
@@ -333,7 +345,9 @@ def test_sinusoids_do_not_extrapolate(pos_ci, claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("POS-09")
-def test_rope_degrades_beyond_the_training_length(pos_ci, claim_record):
+@reads(POS_CI)
+def test_rope_degrades_beyond_the_training_length(runs_of, claim_record):
+    pos_ci = runs_of(POS_CI)
     _record_table(claim_record, "POS-09", pos_ci, "rope")
     judge("POS-09", joint_record(claim_record, "POS-09", _rope_degrades_less(_table(pos_ci)), PARTS),
           "RoPE degrades, less than the absolute schemes")
@@ -342,7 +356,9 @@ def test_rope_degrades_beyond_the_training_length(pos_ci, claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("POS-11")
-def test_alibi_improves_as_the_window_grows(pos_ci, claim_record):
+@reads(POS_CI)
+def test_alibi_improves_as_the_window_grows(runs_of, claim_record):
+    pos_ci = runs_of(POS_CI)
     t = _table(pos_ci)
     _record_table(claim_record, "POS-11", pos_ci, "alibi")
     claim_record("POS-11", np.round(t["alibi"][:, 2] / t["alibi"][:, 0], 4).tolist(),
@@ -354,7 +370,9 @@ def test_alibi_improves_as_the_window_grows(pos_ci, claim_record):
 
 @pytest.mark.gpu
 @pytest.mark.claim("POS-01")
-def test_without_positions_the_model_still_trains_at_full_scale(pos_full, shakespeare_tokens, claim_record):
+@reads(POS_FULL)
+def test_without_positions_the_model_still_trains_at_full_scale(runs_of, shakespeare_tokens, claim_record):
+    pos_full = runs_of(POS_FULL)
     from experiments.data import split
     from experiments.ngram import NGram
     tr, va = split(shakespeare_tokens)
@@ -369,7 +387,9 @@ def test_without_positions_the_model_still_trains_at_full_scale(pos_full, shakes
 
 @pytest.mark.gpu
 @pytest.mark.claim("POS-04")
-def test_learned_positions_win_then_collapse_at_full_scale(pos_full, claim_record, claim_figure):
+@reads(POS_FULL)
+def test_learned_positions_win_then_collapse_at_full_scale(runs_of, claim_record, claim_figure):
+    pos_full = runs_of(POS_FULL)
     t = _table(pos_full)
     claim_figure("POS-04", "positions_full_by_window", draw_positions(pos_full, "positions, full scale"))
     for p in POS_SCHEMES:
@@ -380,21 +400,27 @@ def test_learned_positions_win_then_collapse_at_full_scale(pos_full, claim_recor
 
 @pytest.mark.gpu
 @pytest.mark.claim("POS-07")
-def test_sinusoids_do_not_extrapolate_at_full_scale(pos_full, claim_record):
+@reads(POS_FULL)
+def test_sinusoids_do_not_extrapolate_at_full_scale(runs_of, claim_record):
+    pos_full = runs_of(POS_FULL)
     judge("POS-07", joint_record(claim_record, "POS-07", _sinusoids_degrade(_table(pos_full)), PARTS),
           "sinusoids do not extrapolate")
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("POS-09")
-def test_rope_degrades_beyond_the_training_length_at_full_scale(pos_full, claim_record):
+@reads(POS_FULL)
+def test_rope_degrades_beyond_the_training_length_at_full_scale(runs_of, claim_record):
+    pos_full = runs_of(POS_FULL)
     judge("POS-09", joint_record(claim_record, "POS-09", _rope_degrades_less(_table(pos_full)), PARTS),
           "RoPE degrades, less than the absolute schemes")
 
 
 @pytest.mark.gpu
 @pytest.mark.claim("POS-11")
-def test_alibi_at_full_scale(pos_full, claim_record):
+@reads(POS_FULL)
+def test_alibi_at_full_scale(runs_of, claim_record):
+    pos_full = runs_of(POS_FULL)
     t = _table(pos_full)
     # each a trained number printed bare: the word table's +-5 % (docs/reference/statistics.md)
     near = [(f"alibi at {w} (full)", t["alibi"][:, i], (lambda doc: lambda lo, hi: within(lo, hi, (0.95 * doc, 1.05 * doc)))(doc))

@@ -12,6 +12,8 @@ from model import GPT, capture_attention
 from experiments.configs import sqrt_dk_config
 from model.metrics import effective_tokens, entropy, softmax_trace
 from claimcheck import diverges, undecided
+from suite.reading import reads
+from suite.catalogue import SQRT09_FULL, SQRT1024_CI, SQRT12_FULL, SQRT_CI, SQRT_FULL
 
 
 WIDTHS = (4, 16, 64, 256, 1024)
@@ -341,8 +343,10 @@ def draw_sqrt(runs, title):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("SQRT-14")
-def test_the_division_is_worth_less_at_32_than_at_256(sqrt_ci, claim_record, claim_figure):
+@reads(SQRT_CI)
+def test_the_division_is_worth_less_at_32_than_at_256(runs_of, claim_record, claim_figure):
     """"nulla a 32, tutto entro 256": the comparison of the two widths is SQRT-14's sentence."""
+    sqrt_ci = runs_of(SQRT_CI)
     worth = {d: _worth(sqrt_ci, d) for d in SQRT_WIDTHS}
     for d in SQRT_WIDTHS:
         claim_record("SQRT-14", [round(w, 2) for w in worth[d]], expected=DOC_WORTH.get(d), tolerance="reported",
@@ -356,7 +360,9 @@ def test_the_division_is_worth_less_at_32_than_at_256(sqrt_ci, claim_record, cla
 
 
 @pytest.mark.slow
-def test_the_sqrt_dk_runs_match_their_pin(sqrt_ci, pin):
+@reads(SQRT_CI)
+def test_the_sqrt_dk_runs_match_their_pin(runs_of, pin):
+    sqrt_ci = runs_of(SQRT_CI)
     vals = {rung: sqrt_ci.val(rung) for rung in sqrt_ci.scale.arms}
     vals.update({f"{rung}/early": [sqrt_ci.run(rung, s).trace["loss"][1:4] for s in sqrt_ci.seeds]
                  for rung in sqrt_ci.scale.arms})
@@ -371,9 +377,11 @@ def test_the_sqrt_dk_runs_match_their_pin(sqrt_ci, pin):
 @pytest.mark.claim("SQRT-09")
 @diverges("at CI scale dropping the division costs several points even at "
                    "d_k = 32 (values in the report); the text's 'worth nothing' is not reproduced")
-def test_at_32_the_division_is_worth_nothing(sqrt_ci, claim_record):
+@reads(SQRT_CI)
+def test_at_32_the_division_is_worth_nothing(runs_of, claim_record):
     """"Worth nothing" is an equivalence: the 90 % interval of the mean effect (TOST at 5 %)
     inside +-2 points, the catalogue's bound for 'no meaningful effect'."""
+    sqrt_ci = runs_of(SQRT_CI)
     m, lo, hi = mean_interval(_worth(sqrt_ci, 32))
     claim_record("SQRT-09", [round(m, 2), round(lo, 2), round(hi, 2)], expected=DOC_WORTH[32],
                  tolerance="comparison: the 90 % interval of the mean paired difference inside [-2, 2] (TOST; CI "
@@ -389,7 +397,9 @@ def test_at_32_the_division_is_worth_nothing(sqrt_ci, claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("SQRT-10")
-def test_at_256_and_1024_the_division_is_worth_many_points(sqrt_ci, claim_record):
+@reads(SQRT_CI)
+def test_at_256_and_1024_the_division_is_worth_many_points(runs_of, claim_record):
+    sqrt_ci = runs_of(SQRT_CI)
     for d in (256, 1024):
         claim_record("SQRT-10", [round(w, 2) for w in _worth(sqrt_ci, d)], expected=DOC_WORTH[d], tolerance="reported",
                      label=f"no division - division, d_k = {d} (CI), per seed")
@@ -406,7 +416,10 @@ def test_at_256_and_1024_the_division_is_worth_many_points(sqrt_ci, claim_record
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("SQRT-11")
-def test_the_undivided_head_sharpens_and_saturates(sqrt1024_ci, sqrt_ci, claim_record):
+@reads(SQRT1024_CI, SQRT_CI)
+def test_the_undivided_head_sharpens_and_saturates(runs_of, claim_record):
+    sqrt1024_ci = runs_of(SQRT1024_CI)
+    sqrt_ci = runs_of(SQRT_CI)
     runs = sqrt1024_ci
     std0, std1 = np.array(_attention(runs, "nodiv-1024", "score_std", 0)), np.array(_attention(runs, "nodiv-1024", "score_std", -1))
     ent = np.array(_attention(runs, "nodiv-1024", "entropy", -1))
@@ -436,7 +449,9 @@ def test_the_undivided_head_sharpens_and_saturates(sqrt1024_ci, sqrt_ci, claim_r
 @diverges("at CI scale the undivided score std grows by about an order of "
                    "magnitude, short of the catalogue's x20 and far from the text's thousands, while entropy "
                    "and saturation do collapse (values in the report)")
-def test_the_undivided_head_runs_away_and_collapses_completely(sqrt1024_ci, claim_record):
+@reads(SQRT1024_CI)
+def test_the_undivided_head_runs_away_and_collapses_completely(runs_of, claim_record):
+    sqrt1024_ci = runs_of(SQRT1024_CI)
     runs = sqrt1024_ci
     std0, std1 = np.array(_attention(runs, "nodiv-1024", "score_std", 0)), np.array(_attention(runs, "nodiv-1024", "score_std", -1))
     sat = np.array(_attention(runs, "nodiv-1024", "saturated", -1))
@@ -471,8 +486,10 @@ def sqrt12_rule(runs, claim_record, scale: str, schedule: Schedule, line: float 
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("SQRT-12")
-def test_the_collapse_is_stable(sqrt1024_ci, claim_record):
+@reads(SQRT1024_CI)
+def test_the_collapse_is_stable(runs_of, claim_record):
     # CI's ten starts cannot show "nearly every start" (10 of 10: p 0.107): the weaker form, most starts
+    sqrt1024_ci = runs_of(SQRT1024_CI)
     sqrt12_rule(sqrt1024_ci, claim_record, "CI, the weaker form: most starts", Schedule((len(sqrt1024_ci.seeds),)),
                 MAJORITY)
 
@@ -480,7 +497,9 @@ def test_the_collapse_is_stable(sqrt1024_ci, claim_record):
 @pytest.mark.slow
 @pytest.mark.scale("ci")
 @pytest.mark.claim("SQRT-13")
-def test_the_divided_head_stays_soft(sqrt1024_ci, claim_record):
+@reads(SQRT1024_CI)
+def test_the_divided_head_stays_soft(runs_of, claim_record):
+    sqrt1024_ci = runs_of(SQRT1024_CI)
     std = np.array(claim_record("SQRT-13", [round(x, 2) for x in _attention(sqrt1024_ci, "div-1024", "score_std", -1)],
                                 expected=3.44, tolerance="start count, per start: < 10 (catalogue, reduced)",
                                 label="divided d_k=1024: score std at the end"))
@@ -519,7 +538,9 @@ def sqrt09_rule(runs, checkpoint="final", level=0.90):
 
 @pytest.mark.gpu
 @pytest.mark.claim("SQRT-09")
-def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt09_full, claim_record):
+@reads(SQRT09_FULL)
+def test_at_32_the_division_is_worth_nothing_at_full_scale(runs_of, claim_record):
+    sqrt09_full = runs_of(SQRT09_FULL)
     worth = claim_record("SQRT-09", _worth_at_32_full(sqrt09_full).round(2), expected=DOC_WORTH[32],
                          tolerance="reported",
                          label=f"no division - division, 4 heads of 32 at 3000 steps (full), seeds {list(sqrt09_full.seeds)}")
@@ -539,7 +560,9 @@ def test_at_32_the_division_is_worth_nothing_at_full_scale(sqrt09_full, claim_re
 @pytest.mark.claim("SQRT-09")
 @diverges("on the chapter's configuration (4 heads of 32, 3000 steps, batch 64) the run without the division "
           "is behind, not ahead: the mean paired difference's interval lies above 0 (values in the report)")
-def test_at_32_the_run_without_the_division_is_slightly_ahead_at_full_scale(sqrt09_full, claim_record):
+@reads(SQRT09_FULL)
+def test_at_32_the_run_without_the_division_is_slightly_ahead_at_full_scale(runs_of, claim_record):
+    sqrt09_full = runs_of(SQRT09_FULL)
     worth = _worth_at_32_full(sqrt09_full)
     claim_record("SQRT-09", int((worth < 0).sum()), expected="no division ahead", tolerance="reported",
                  label="seeds where no division ends below division, 4 heads of 32 (full)")
@@ -551,7 +574,9 @@ def test_at_32_the_run_without_the_division_is_slightly_ahead_at_full_scale(sqrt
 
 @pytest.mark.gpu
 @pytest.mark.claim("SQRT-10")
-def test_at_256_and_1024_the_division_is_worth_many_points_at_full_scale(sqrt_full, claim_record):
+@reads(SQRT_FULL)
+def test_at_256_and_1024_the_division_is_worth_many_points_at_full_scale(runs_of, claim_record):
+    sqrt_full = runs_of(SQRT_FULL)
     for d in (128, 256, 1024):
         claim_record("SQRT-10", _worth(sqrt_full, d).round(2), expected=DOC_WORTH.get(d), tolerance="reported",
                      label=f"no division - division, d_k = {d} (full), per seed")
@@ -599,7 +624,9 @@ def sqrt11_rule(runs, checkpoint="final", level=0.90):
 @pytest.mark.claim("SQRT-11")
 @diverges("the undivided head's score std ends far below the text's 5,147, and not every row "
           "saturates (values in the report)")
-def test_the_undivided_head_runs_away_and_saturates_at_full_scale(sqrt_full, claim_record, claim_figure):
+@reads(SQRT_FULL)
+def test_the_undivided_head_runs_away_and_saturates_at_full_scale(runs_of, claim_record, claim_figure):
+    sqrt_full = runs_of(SQRT_FULL)
     claim_figure("SQRT-11", "sqrt_dk_full_attention", draw_sqrt(sqrt_full, "sqrt(d_k), full scale"))
     claim_record("SQRT-11", np.round(_attention(sqrt_full, "nodiv-1024", "score_std", -1), 1), expected=5147,
                  tolerance="reported", label="undivided d_k=1024: score std at the end (full), per seed")
@@ -620,9 +647,11 @@ def test_the_undivided_head_runs_away_and_saturates_at_full_scale(sqrt_full, cla
 
 @pytest.mark.gpu
 @pytest.mark.claim("SQRT-12")
-def test_the_collapse_is_stable_at_full_scale(sqrt12_full, claim_record):
+@reads(SQRT12_FULL)
+def test_the_collapse_is_stable_at_full_scale(runs_of, claim_record):
     """The CI test's rule (``sqrt12_rule``) on the document's configuration, at the looks of
     catalogue.SQRT12_LOOKS."""
+    sqrt12_full = runs_of(SQRT12_FULL)
     sqrt12_rule(sqrt12_full.first(sqrt12_full.prefix()), claim_record, "full", SQRT12_LOOKS)
 
 
@@ -651,9 +680,11 @@ def sqrt14_rule(runs, checkpoint="final", level=0.90):
 @pytest.mark.claim("SQRT-14")
 @diverges("on the chapter's short runs the division's worth still grows from 256 to 1024 (values in "
           "the report): 'tutto entro 256' does not hold")
-def test_nothing_at_32_everything_by_256_at_full_scale(sqrt_full, claim_record):
+@reads(SQRT_FULL)
+def test_nothing_at_32_everything_by_256_at_full_scale(runs_of, claim_record):
     """"nulla a 32, tutto entro 256" on the document's configuration (one head of each width, 1500
     steps): ``sqrt14_rule``."""
+    sqrt_full = runs_of(SQRT_FULL)
     for d in SQRT_WIDTHS:
         claim_record("SQRT-14", _worth(sqrt_full, d).round(2), expected=DOC_WORTH.get(d), tolerance="reported",
                      label=f"no division - division, d_k = {d} (full), per seed")
@@ -681,7 +712,9 @@ def sqrt13_rule(runs, checkpoint="final", level=0.90):
 @pytest.mark.gpu
 @pytest.mark.claim("SQRT-13")
 @diverges("the divided head's score std ends well below the text's 3.44, outside its ±5 % (values in the report)")
-def test_the_divided_head_stays_soft_at_full_scale(sqrt_full, claim_record):
+@reads(SQRT_FULL)
+def test_the_divided_head_stays_soft_at_full_scale(runs_of, claim_record):
+    sqrt_full = runs_of(SQRT_FULL)
     claim_record("SQRT-13", np.round(_attention(sqrt_full, "div-1024", "score_std", -1), 2), expected=3.44,
                  tolerance="reported", label="divided d_k=1024: score std at the end (full), per seed")
     value, holds = sqrt13_rule(sqrt_full)

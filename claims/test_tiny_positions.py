@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 from claimcheck import diverges
 from model import GPT, averaging_matrix
 from experiments.configs import tiny_lab_config
+from suite.reading import reads
+from suite.catalogue import TINY_LAB
 
 seeds = st.integers(0, 2**31 - 1)
 
@@ -130,8 +132,9 @@ from suite.lab_rules import MAIN, TEXT, decide, draw_lab, k_of_5, k_of_5_rule, m
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-26")
-def test_positions_win_on_validation_at_3200_steps_with_disjoint_ranges(tiny_lab, tiny_lab_main, claim_record,
-                                                                        claim_figure):
+@reads(TINY_LAB)
+def test_positions_win_on_validation_at_3200_steps_with_disjoint_ranges(runs_of, tiny_lab_main, claim_record, claim_figure):
+    tiny_lab = runs_of(TINY_LAB)
     pe, nope = tiny_lab.at("val", 3200, True), tiny_lab.at("val", 3200, False)  # (excerpt, seed)
     # "on every one of the five starts": per start, the run with positions beats the same start
     # (excerpt, seed) without; the chapter's disjoint ranges make that 5 of 5
@@ -153,10 +156,12 @@ def positions_win_at_3200(lab):
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-31")
-def test_the_positions_switch_shows_the_same_gap_on_other_starts(tiny_lab, tiny_lab_main, claim_record):
+@reads(TINY_LAB)
+def test_the_positions_switch_shows_the_same_gap_on_other_starts(runs_of, tiny_lab_main, claim_record):
     """"Przełącz na „bez kodowania pozycji” i porównaj krzywe przy 3200 krokach. Potem sprawdź to samo
     na innych startach": the bullet offers one start's comparison as what other starts show too,
     so on most starts (the word table: what training produces); "on every start" is TINY-26's."""
+    tiny_lab = runs_of(TINY_LAB)
     p = most(claim_record, "TINY-31", positions_win_at_3200(tiny_lab), "positions beat the same start without, "
              "validation at 3,200", main=positions_win_at_3200(tiny_lab_main))
     decide(claim_record, "TINY-31", p)
@@ -181,7 +186,9 @@ def tiny27_rule(lab, smoothing="add-k", level=TOST_LEVEL):
 @pytest.mark.claim("TINY-27")
 @diverges("without positions the net ends within 5 % of the 2-gram on fewer than four in five of our "
           "starts (Pan Tadeusz, not the lab's own text; K of N and the interval in the report)")
-def test_without_positions_the_net_is_as_good_as_a_bigram(tiny_lab, tiny_lab_main, claim_record):
+@reads(TINY_LAB)
+def test_without_positions_the_net_is_as_good_as_a_bigram(runs_of, tiny_lab_main, claim_record):
+    tiny_lab = runs_of(TINY_LAB)
     nope = tiny_lab.at("val", 3200, False)  # (excerpt, seed)
     bigram = tiny_lab.gram(2, "val")  # (excerpt, 1)
     claim_record("TINY-27", round(float(np.abs(nope[0, :5].mean() - bigram[0, 0]) / bigram[0, 0]), 3),
@@ -196,7 +203,8 @@ def test_without_positions_the_net_is_as_good_as_a_bigram(tiny_lab, tiny_lab_mai
 
 # ---- the diagnosis: TINY-27's rule at every point of its grid (suite/diagnosis_grids.py) -----
 
+from suite.evidence.lab import point_runs as lab_point_runs  # noqa: E402
 from suite.diagnosis import diagnosis_test  # noqa: E402
 from suite.diagnosis_grids import LAB_GRIDS  # noqa: E402
 
-test_tiny27_diagnosis = diagnosis_test(LAB_GRIDS["TINY-27"], tiny27_rule, "lab_point_runs", "slow")
+test_tiny27_diagnosis = diagnosis_test(LAB_GRIDS["TINY-27"], tiny27_rule, lab_point_runs, "slow")

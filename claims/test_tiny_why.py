@@ -7,6 +7,8 @@ from claimcheck.rules import word_band
 from experiments.configs import tiny_lab_config
 from model import GPT
 from model.params import breakdown, count
+from suite.reading import reads
+from suite.catalogue import MIRROR_400, MIRROR_6400, TINY_LAB
 
 # The per-tensor breakdown of the canonical 4,626-weight model (catalogue C39). Other
 # configurations also sum to 4,626, so the breakdown, not the total, pins the architecture.
@@ -81,7 +83,6 @@ import numpy as np  # noqa: E402
 
 from experiments.numpy_gpt import mirror, torch_twin  # noqa: E402
 from experiments.polish_lab import batches  # noqa: E402
-from suite.catalogue import TINY_LAB  # noqa: E402
 from suite.lab_rules import MAIN, TEXT, decide, draw_lab, exists, k_of_5, k_of_5_rule, most, per_run
 from claimcheck.rules import TOST_LEVEL  # noqa: E402
 
@@ -160,7 +161,9 @@ def test_stacked_training_equals_single_runs():
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-10")
-def test_numpy_and_torch_agree_on_five_seeds_for_400_steps(mirror_400, claim_record):
+@reads(MIRROR_400)
+def test_numpy_and_torch_agree_on_five_seeds_for_400_steps(runs_of, claim_record):
+    mirror_400 = runs_of(MIRROR_400)
     worst = claim_record("TINY-10", mirror_400["worst"], expected="the same numbers",
                          tolerance="exact: < 1e-9 relative (float64)",
                          label=f"seeds 1-5, 400 steps of the lab on {TEXT}: max relative loss difference")
@@ -170,7 +173,9 @@ def test_numpy_and_torch_agree_on_five_seeds_for_400_steps(mirror_400, claim_rec
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-10")
-def test_numpy_and_torch_agree_on_seed_1_for_6400_steps(mirror_6400, claim_record):
+@reads(MIRROR_6400)
+def test_numpy_and_torch_agree_on_seed_1_for_6400_steps(runs_of, claim_record):
+    mirror_6400 = runs_of(MIRROR_6400)
     worst = claim_record("TINY-10", mirror_6400["worst"][0], expected="the same numbers",
                          tolerance="exact: < 1e-9 relative (float64)",
                          label=f"seed 1, 6,400 steps of the lab on {TEXT}: max relative loss difference")
@@ -209,8 +214,9 @@ def _lowest_at(va, i):
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-11")
-def test_a_start_bottoms_at_3200_and_then_validation_rises_while_training_falls(tiny_lab, tiny_lab_main, claim_record,
-                                                                                claim_figure):
+@reads(TINY_LAB)
+def test_a_start_bottoms_at_3200_and_then_validation_rises_while_training_falls(runs_of, tiny_lab_main, claim_record, claim_figure):
+    tiny_lab = runs_of(TINY_LAB)
     tr, va = (tiny_lab.ppl(p) for p in ("train", "val"))  # (excerpt, seed, checkpoint)
     i, j = _steps(tiny_lab, 3200, 6400)
 
@@ -240,10 +246,12 @@ def stops_falling_while_training_falls(lab):
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-30")
-def test_the_step_slider_shows_validation_stop_falling_while_training_falls(tiny_lab, tiny_lab_main, claim_record):
+@reads(TINY_LAB)
+def test_the_step_slider_shows_validation_stop_falling_while_training_falls(runs_of, tiny_lab_main, claim_record):
     """"Gdzie walidacja przestaje spadać, choć trening dalej spada?": the question presupposes that
     the slider (100 to 6,400 steps) shows such a step on the start the widget has loaded, so on most
     starts (the word table: one trained model's result). Which step is TINY-11's and TINY-12's."""
+    tiny_lab = runs_of(TINY_LAB)
     p = most(claim_record, "TINY-30", stops_falling_while_training_falls(tiny_lab),
              "validation lowest before the slider's end and higher at its end, while training falls past it",
              main=stops_falling_while_training_falls(tiny_lab_main))
@@ -251,7 +259,9 @@ def test_the_step_slider_shows_validation_stop_falling_while_training_falls(tiny
 
 
 @pytest.mark.slow
-def test_the_lab_runs_match_their_pin(tiny_lab, pin):
+@reads(TINY_LAB)
+def test_the_lab_runs_match_their_pin(runs_of, pin):
+    tiny_lab = runs_of(TINY_LAB)
     vals = {}
     for pe in (True, False):
         for part in ("train", "val", "test"):
@@ -268,7 +278,9 @@ def test_the_lab_runs_match_their_pin(tiny_lab, pin):
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-12")
-def test_validation_is_lowest_at_3200_on_4_of_5_starts_and_at_6400_on_the_fifth(tiny_lab, tiny_lab_main, claim_record):
+@reads(TINY_LAB)
+def test_validation_is_lowest_at_3200_on_4_of_5_starts_and_at_6400_on_the_fifth(runs_of, tiny_lab_main, claim_record):
+    tiny_lab = runs_of(TINY_LAB)
     va = tiny_lab.ppl("val")
     i, j = _steps(tiny_lab, 3200, 6400)
     lowest = lambda lab, c: per_run(*_lowest_at(lab.ppl("val"), c))  # noqa: E731
@@ -284,7 +296,9 @@ def test_validation_is_lowest_at_3200_on_4_of_5_starts_and_at_6400_on_the_fifth(
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-13")
-def test_the_held_out_gap_grows_at_every_checkpoint_from_1600_on_every_start(tiny_lab, tiny_lab_main, claim_record):
+@reads(TINY_LAB)
+def test_the_held_out_gap_grows_at_every_checkpoint_from_1600_on_every_start(runs_of, tiny_lab_main, claim_record):
+    tiny_lab = runs_of(TINY_LAB)
     late = np.flatnonzero(tiny_lab.steps >= 1600)
 
     def grows(lab):
@@ -320,7 +334,9 @@ def tiny16_rule(lab, smoothing="add-k", level=TOST_LEVEL):
 @pytest.mark.claim("TINY-14")
 @diverges("test perplexity falls from 3,200 to 6,400 on fewer than half of our starts, where the chapter's "
           "4 of 5 names most starts (exact binomial test; K of N and the interval in the report)")
-def test_test_perplexity_falls_from_3200_to_6400_on_4_of_5_starts(tiny_lab, tiny_lab_main, claim_record):
+@reads(TINY_LAB)
+def test_test_perplexity_falls_from_3200_to_6400_on_4_of_5_starts(runs_of, tiny_lab_main, claim_record):
+    tiny_lab = runs_of(TINY_LAB)
     p = k_of_5(claim_record, "TINY-14", tiny14_runs(tiny_lab), "test falls 3,200 -> 6,400", k=4,
                main=tiny14_runs(tiny_lab_main))
     decide(claim_record, "TINY-14", p)
@@ -329,8 +345,9 @@ def test_test_perplexity_falls_from_3200_to_6400_on_4_of_5_starts(tiny_lab, tiny
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-16")
-def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step_on_every_start(tiny_lab, tiny_lab_main,
-                                                                                    claim_record):
+@reads(TINY_LAB)
+def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step_on_every_start(runs_of, tiny_lab_main, claim_record):
+    tiny_lab = runs_of(TINY_LAB)
     _, net = tiny_lab.best_val_test()
     tri = tiny_lab.gram(3, "test")
     p = k_of_5(claim_record, "TINY-16", tiny16_runs(tiny_lab), "the 3-gram beats the net on test", k=5,
@@ -345,7 +362,9 @@ def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step_on_every_st
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-17")
-def test_on_validation_the_nets_best_point_sometimes_beats_the_3gram(tiny_lab, tiny_lab_main, claim_record):
+@reads(TINY_LAB)
+def test_on_validation_the_nets_best_point_sometimes_beats_the_3gram(runs_of, tiny_lab_main, claim_record):
+    tiny_lab = runs_of(TINY_LAB)
     below = lambda lab: per_run((lab.ppl("val").min(-1), lab.gram(3, "val")))  # noqa: E731
     k = exists(claim_record, "TINY-17", below(tiny_lab), "best validation below the 3-gram's", main=below(tiny_lab_main))
     decide(claim_record, "TINY-17", k)
@@ -355,8 +374,9 @@ def test_on_validation_the_nets_best_point_sometimes_beats_the_3gram(tiny_lab, t
 # suite/diagnosis_grids.py LAB_GRIDS, declared before their results; the points' runs are committed records
 # (python -m suite.evidence lab), the stated point the verdict's own runs.
 
+from suite.evidence.lab import point_runs as lab_point_runs  # noqa: E402
 from suite.diagnosis import diagnosis_test  # noqa: E402
 from suite.diagnosis_grids import LAB_GRIDS  # noqa: E402
 
-test_tiny14_diagnosis = diagnosis_test(LAB_GRIDS["TINY-14"], tiny14_rule, "lab_point_runs", "slow")
-test_tiny16_diagnosis = diagnosis_test(LAB_GRIDS["TINY-16"], tiny16_rule, "lab_point_runs", "slow")
+test_tiny14_diagnosis = diagnosis_test(LAB_GRIDS["TINY-14"], tiny14_rule, lab_point_runs, "slow")
+test_tiny16_diagnosis = diagnosis_test(LAB_GRIDS["TINY-16"], tiny16_rule, lab_point_runs, "slow")

@@ -22,6 +22,7 @@ from claimcheck.rules import (
     two_se,
 )
 from suite.catalogue import WINO_LOOKS, WINOGRAD
+from suite.reading import reads
 
 # ---- the generator: exact ------------------------------------------------------------------
 
@@ -373,7 +374,7 @@ def decide_check(claim_record, claim: str, check, runs, expected, tolerance: str
     judge_look(claim, look, check.__doc__)
 
 
-def reads(claim: str) -> set:
+def read_options(claim: str) -> set:
     """The read options every check of the claim takes: what its rule passes on."""
     import inspect
     return set.intersection(*(set(inspect.signature(c).parameters) - {"runs"} for c in CHECKS[claim]))
@@ -394,7 +395,9 @@ def claim_rule(claim: str):
 @pytest.mark.claim("WINO-02")
 @diverges("the bag of words is near-perfect on the leaky task, not perfect: held-out accuracy "
           "below 100 % on most seeds (per-seed accuracies in the report)")
-def test_on_the_leaky_task_the_bag_of_words_is_perfect(winograd, winograd_looks, claim_record):
+@reads(WINOGRAD)
+def test_on_the_leaky_task_the_bag_of_words_is_perfect(runs_of, winograd_looks, claim_record):
+    winograd = runs_of(WINOGRAD)
     claim_record("WINO-02", winograd.final("leaky", "bag"), expected=1.0, tolerance="reported",
                  label="bag of words, held out, per seed")
     decide_check(claim_record, "WINO-02", bag_is_perfect, winograd_looks, expected="100 %")
@@ -405,7 +408,9 @@ def test_on_the_leaky_task_the_bag_of_words_is_perfect(winograd, winograd_looks,
 @pytest.mark.claim("WINO-02")
 @diverges("one block also solves the leaky task, so 'the bag of words "
                    "beats the transformer' does not reproduce (per-seed accuracies in the report)")
-def test_on_the_leaky_task_the_bag_of_words_beats_one_block(winograd, winograd_looks, claim_record):
+@reads(WINOGRAD)
+def test_on_the_leaky_task_the_bag_of_words_beats_one_block(runs_of, winograd_looks, claim_record):
+    winograd = runs_of(WINOGRAD)
     claim_record("WINO-02", winograd.final("leaky", "1-block"), expected=0.917, tolerance="reported",
                  label="one block, held out, per seed")
     decide_check(claim_record, "WINO-02", bag_beats_one_block, winograd_looks, expected="bag > one block")
@@ -416,7 +421,8 @@ def test_on_the_leaky_task_the_bag_of_words_beats_one_block(winograd, winograd_l
 @pytest.mark.claim("WINO-02")
 @diverges("one block is not near the table's 91.7 % on the leaky task on most starts: it reaches 100 % "
           "on most (per-seed accuracies in the report)")
-def test_on_the_leaky_task_one_block_lands_near_91_7_percent(winograd, winograd_looks, claim_record):
+@reads(WINOGRAD)
+def test_on_the_leaky_task_one_block_lands_near_91_7_percent(winograd_looks, claim_record):
     """The table's "one transformer block … 91.7 %": within two binomial SE of the held-out count
     (the word table's row for a percentage one trained model scored on n items), on most starts.
     Rule written before this check first ran; WINO-02's checks are now three (Bonferroni)."""
@@ -426,7 +432,9 @@ def test_on_the_leaky_task_one_block_lands_near_91_7_percent(winograd, winograd_
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-07")
-def test_the_bag_of_words_cannot_order_the_pair(winograd, winograd_looks, claim_record):
+@reads(WINOGRAD)
+def test_the_bag_of_words_cannot_order_the_pair(runs_of, winograd_looks, claim_record):
+    winograd = runs_of(WINOGRAD)
     n = winograd.held_out("fixed")
     claim_record("WINO-07", winograd.final("fixed", "bag", "pair_accuracy"), expected=0.5,
                  tolerance=f"start count, per start: <= 0.5 + 2 SE per seed (n={n})", label="bag: correct noun of the pair, per seed")
@@ -441,7 +449,9 @@ def test_the_bag_of_words_cannot_order_the_pair(winograd, winograd_looks, claim_
 @pytest.mark.claim("WINO-07")
 @diverges("the bag's accuracy over the whole vocabulary is not 27.9 %: "
                    "it puts its answer on one of the two nouns (per-seed accuracies in the report)")
-def test_the_bag_of_words_scores_27_9_percent(winograd, winograd_looks, claim_record):
+@reads(WINOGRAD)
+def test_the_bag_of_words_scores_27_9_percent(runs_of, winograd_looks, claim_record):
+    winograd = runs_of(WINOGRAD)
     claim_record("WINO-07", winograd.final("fixed", "bag"), expected=0.279,
                  tolerance=f"start count, per start: ±{two_se(0.279, winograd.held_out('fixed')):.3f} per seed (2 binomial SE of 27.9 %, docs/reference/statistics.md)",
                  label="bag: accuracy over the vocabulary, per seed")
@@ -451,7 +461,9 @@ def test_the_bag_of_words_scores_27_9_percent(winograd, winograd_looks, claim_re
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-11")
-def test_two_blocks_solve_the_fixed_task(winograd, winograd_looks, claim_record, claim_figure):
+@reads(WINOGRAD)
+def test_two_blocks_solve_the_fixed_task(runs_of, winograd_looks, claim_record, claim_figure):
+    winograd = runs_of(WINOGRAD)
     claim_record("WINO-11", winograd.final("fixed", "2-blocks"), expected=1.0, tolerance="start count, per start: >= 0.995 ('100 %' to half a unit of its digit)",
                  label="two blocks, held out, per seed")
     claim_figure("WINO-11", "winograd_accuracy_vs_steps", _draw_curves(winograd))
@@ -463,7 +475,9 @@ def test_two_blocks_solve_the_fixed_task(winograd, winograd_looks, claim_record,
 @pytest.mark.claim("WINO-11")
 @diverges("one block reaches 100 % on some seeds: it does not fall short of two blocks on most starts, "
           "nor land near 92.7 % (per-seed accuracies in the report)")
-def test_one_block_falls_short_of_two_near_92_7_percent(winograd, winograd_looks, claim_record):
+@reads(WINOGRAD)
+def test_one_block_falls_short_of_two_near_92_7_percent(runs_of, winograd_looks, claim_record):
+    winograd = runs_of(WINOGRAD)
     claim_record("WINO-11", winograd.final("fixed", "1-block"), expected=0.927,
                  tolerance=f"start count, per start: below two blocks and within ±{one_block_band(winograd):.3f} (2 binomial SE)",
                  label="one block, held out, per seed")
@@ -502,7 +516,9 @@ def _printed(winograd, block, claim_id, claim_record):
 @pytest.mark.claim("WINO-09")
 @diverges("in our trained models block 1 does not concentrate on the "
                    "first noun at the scored position (per-seed rows in the report)")
-def test_block_1_carries_the_first_noun_forward(winograd, winograd_looks, claim_record, claim_figure):
+@reads(WINOGRAD)
+def test_block_1_carries_the_first_noun_forward(runs_of, winograd_looks, claim_record, claim_figure):
+    winograd = runs_of(WINOGRAD)
     claim_record("WINO-09", _rows(winograd, "tired", 0)[:, X_AT].round(2).tolist(), expected=0.70, tolerance="start count, per start: 0.70 ± 0.15",
                  label="block 1, weight on the first noun (tired), per seed")
     _printed(winograd, 0, "WINO-09", claim_record)
@@ -515,7 +531,8 @@ def test_block_1_carries_the_first_noun_forward(winograd, winograd_looks, claim_
 @pytest.mark.claim("WINO-09")
 @diverges("block 1's row differs between 'tired' and 'wet': the query is "
                    "the same, but the adjective's own key moves its weight (rows in the report)")
-def test_block_1_rows_are_identical_for_the_pair_to_two_decimals(winograd, winograd_looks, claim_record):
+@reads(WINOGRAD)
+def test_block_1_rows_are_identical_for_the_pair_to_two_decimals(winograd_looks, claim_record):
     decide_check(claim_record, "WINO-09", block1_rows_identical, winograd_looks, expected="identical to 2 decimals")
 
 
@@ -524,7 +541,9 @@ def test_block_1_rows_are_identical_for_the_pair_to_two_decimals(winograd, winog
 @pytest.mark.claim("WINO-10")
 @diverges("block 2 does not put about 0.49 on the other noun, as its largest weight, on most starts: "
           "the chapter's one model is not what training typically produces (rate and rows in the report)")
-def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, winograd_looks, claim_record):
+@reads(WINOGRAD)
+def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(runs_of, winograd_looks, claim_record):
+    winograd = runs_of(WINOGRAD)
     _printed(winograd, 1, "WINO-10", claim_record)
     claim_record("WINO-10", _rows(winograd, "wet", 1)[:, Y_AT].round(2).tolist(), expected=0.49,
                  tolerance="start count, per start: ±0.15, and the row's largest", label="block 2, weight on the other noun (wet), per seed")
@@ -534,6 +553,7 @@ def test_block_2_fetches_the_other_noun_for_a_crossed_adjective(winograd, winogr
 @pytest.mark.slow
 @pytest.mark.scale("full")
 @pytest.mark.claim("WINO-10")
+@reads(WINOGRAD)
 def test_block_2_follows_the_rule_on_all_eight_adjectives(winograd_looks, claim_record):
     """"la stessa riga su tutti e otto gli aggettivi mostra la regola trovata dal modello": the rule
     on every adjective of the task, on most starts (block2_rule_on_all_eight). Judged from this
@@ -546,7 +566,9 @@ def test_block_2_follows_the_rule_on_all_eight_adjectives(winograd_looks, claim_
 @pytest.mark.claim("WINO-10")
 @diverges("for crosser adjectives block 2 does not put all its weight on the adjective on most "
           "starts (counts and rows in the report), although two blocks reach 100 %")
-def test_block_2_reads_the_adjective_for_a_crosser_adjective(winograd, winograd_looks, claim_record):
+@reads(WINOGRAD)
+def test_block_2_reads_the_adjective_for_a_crosser_adjective(runs_of, winograd_looks, claim_record):
+    winograd = runs_of(WINOGRAD)
     weight = np.mean([_rows(winograd, a, 1)[:, ADJ_AT] for a in CROSSER], 0)  # (seeds,)
     claim_record("WINO-10", weight.round(3).tolist(), expected=1.0, tolerance="reported: what the correction reads",
                  label="block 2, weight on the adjective (crosser adjectives, mean), per seed")
@@ -571,11 +593,13 @@ def _draw_maps(winograd):
 
 
 @pytest.mark.slow
-def test_the_winograd_runs_match_their_pin(winograd, pin):
+@reads(WINOGRAD)
+def test_the_winograd_runs_match_their_pin(runs_of, pin):
     """Means over the 10 starts of the held-out scores and of the attention rows: a per-seed pin
     would pin the machine (one start escapes its plateau on one CPU and not on another), a mean of
     10 moves by at most 1/10 of a turned start. Any change to the task, the models or the trainer
     moves them further."""
+    winograd = runs_of(WINOGRAD)
     values = {f"{t}/{k}/{m}": winograd.final(t, k, m).mean() for (t, k) in STEPS
               for m in ("accuracy", "pair_accuracy", "wrong_noun")}
     for adj in ("tired", "wet"):
@@ -592,19 +616,20 @@ def test_the_winograd_runs_match_their_pin(winograd, pin):
 # suite/diagnosis_grids.py WINOGRAD_GRIDS, declared before their results; the points' runs are committed
 # records (python -m suite.evidence winograd), the stated point the verdict's own runs.
 
+from suite.evidence.winograd import point_runs as winograd_point_runs  # noqa: E402
 from suite.diagnosis import diagnosis_test  # noqa: E402
 from suite.diagnosis_grids import WINOGRAD_GRIDS  # noqa: E402
 
-test_wino02_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-02"], claim_rule("WINO-02"), "winograd_point_runs", "slow",
-                                       accepts=reads("WINO-02"))
-test_wino07_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-07"], claim_rule("WINO-07"), "winograd_point_runs", "slow",
-                                       accepts=reads("WINO-07"))
-test_wino09_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-09"], claim_rule("WINO-09"), "winograd_point_runs", "slow",
-                                       accepts=reads("WINO-09"))
-test_wino10_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-10"], claim_rule("WINO-10"), "winograd_point_runs", "slow",
-                                       accepts=reads("WINO-10"))
-test_wino11_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-11"], claim_rule("WINO-11"), "winograd_point_runs", "slow",
-                                       accepts=reads("WINO-11"))
+test_wino02_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-02"], claim_rule("WINO-02"), winograd_point_runs, "slow",
+                                       accepts=read_options("WINO-02"))
+test_wino07_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-07"], claim_rule("WINO-07"), winograd_point_runs, "slow",
+                                       accepts=read_options("WINO-07"))
+test_wino09_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-09"], claim_rule("WINO-09"), winograd_point_runs, "slow",
+                                       accepts=read_options("WINO-09"))
+test_wino10_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-10"], claim_rule("WINO-10"), winograd_point_runs, "slow",
+                                       accepts=read_options("WINO-10"))
+test_wino11_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-11"], claim_rule("WINO-11"), winograd_point_runs, "slow",
+                                       accepts=read_options("WINO-11"))
 
 
 # ---- WINO-12: the induction circuit, built by hand ----------------------------------------------

@@ -2,8 +2,8 @@
 
 Each is a scale of suite/scales.py (or of suite/lab_scale.py, suite/winograd_scale.py): ``ci``
 scales train on the CPU in the slow tier; ``full`` scales are the document's own configuration,
-trained on CUDA or read from committed evidence. ``FIXTURES`` names the session fixture each is
-read through (suite/fixtures.py makes them). ``CLAIMS_SEED_OFFSET=k`` shifts every seed below by
+trained on CUDA or read from committed evidence. A test declares the scales it reads
+(``@reads(NORM_FULL)``, suite/reading.py) and reads them through ``runs_of``. ``CLAIMS_SEED_OFFSET=k`` shifts every seed below by
 k (suite/settings.py ``seeds``), so that anyone can check that no verdict depends on the seeds it
 happens to run.
 """
@@ -292,26 +292,17 @@ SCHEDULED = {
 }
 
 
-# The session fixture each scale is read through, by name (suite/fixtures.py).
-FIXTURES = {
-    "ladder_ci": LADDER_CI, "ladder_full": LADDER_FULL, "ladder_ln_full": LADDER_LN_FULL,
-    "depth_ci": DEPTH_CI, "depth_full": DEPTH_FULL,
-    "tiny_lab": TINY_LAB, "winograd": WINOGRAD,
-    "sqrt_ci": SQRT_CI, "sqrt1024_ci": SQRT1024_CI, "sqrt_full": SQRT_FULL, "sqrt09_full": SQRT09_FULL,
-    "sqrt1024_full": SQRT1024_FULL, "sqrt32_full": SQRT32_FULL, "sqrt12_full": SQRT12_FULL,
-    "sqrt_worth_full": SQRT_WORTH_FULL,
-    "norm_ci": NORM_CI, "norm_rate_ci": NORM_RATE_CI, "norm_eq_ci": NORM_EQ_CI, "norm_full": NORM_FULL,
-    "norm07_full": NORM07_FULL,
-    "norm03_grads": NORM03_GRADS, "norm03_more": NORM03_MORE,
-    "pos_ci": POS_CI, "pos_full": POS_FULL,
-    "cost_ci": COST_CI, "cost_memory_ci": COST_MEMORY_CI,
-    "mirror_400": MIRROR_400, "mirror_6400": MIRROR_6400,
-}
+# Every scale a test reads (``@reads``, suite/reading.py), for the tests that walk them all.
+SCALES = (
+    LADDER_CI, LADDER_FULL, LADDER_LN_FULL, DEPTH_CI, DEPTH_FULL, TINY_LAB, WINOGRAD,
+    SQRT_CI, SQRT1024_CI, SQRT_FULL, SQRT09_FULL, SQRT1024_FULL, SQRT32_FULL, SQRT12_FULL, SQRT_WORTH_FULL,
+    NORM_CI, NORM_RATE_CI, NORM_EQ_CI, NORM_FULL, NORM07_FULL, NORM03_GRADS, NORM03_MORE,
+    POS_CI, POS_FULL, COST_CI, COST_MEMORY_CI, MIRROR_400, MIRROR_6400,
+)
 
 
-def ci_scales(fixture_names) -> list:
-    """The scales among these fixtures that train up front on the CPU: the CI scales, the lab,
-    Winograd and NORM-03's gradients. Full scales (``ci=False``) train on CUDA when read, or read
+def ci_scales(scales) -> list:
+    """The scales among these that train up front on the CPU: the CI scales, the lab, Winograd
+    and NORM-03's gradients. Full scales (``ci=False``) train on CUDA when read, or read
     evidence; the cost scale measures afresh and trains nothing."""
-    found = (FIXTURES[n] for n in sorted(fixture_names) if n in FIXTURES)
-    return [s for s in found if hasattr(s, "jobs") and getattr(s, "ci", True)]
+    return [s for s in scales if hasattr(s, "jobs") and getattr(s, "ci", True)]

@@ -35,3 +35,20 @@ def xdist_controller(config) -> bool:
     collecting them itself (``--co``, ``--fixtures``, ``--fixtures-per-test``): it needs no torch."""
     return (config.getoption("dist", "no") != "no" and bool(config.getoption("tx", None))
             and not any(config.getoption(o) for o in ("collectonly", "showfixtures", "show_fixtures_per_test")))
+
+
+def training_device():
+    """Where the gpu tier trains: CUDA (under xdist, the worker's own card: ``pin_worker_gpu``
+    made it the current one), or the CPU when CLAIMS_DEVICE=cpu says so. Without either, the
+    test that needs it skips; full-scale claims then judge the committed evidence instead
+    (suite/evidence/families.py)."""
+    import pytest
+    import torch
+
+    from suite import settings
+    forced = settings.current().device
+    if not forced and not torch.cuda.is_available():
+        pytest.skip("gpu tier: no CUDA device (CLAIMS_DEVICE=cpu forces the full configuration onto the CPU)")
+    if (forced or "cuda") == "cpu":
+        return torch.device("cpu")
+    return torch.device("cuda", torch.cuda.current_device())

@@ -27,6 +27,7 @@ from experiments.polish_lab import SMOOTHINGS, LabConfig
 from experiments.train import TrainConfig
 from model.gpt import GPTConfig
 from suite import settings
+from suite.reading import reads
 from claimcheck.rules import TOST_LEVEL, wide_level
 from suite.rules import SECOND_LOOK
 from suite.scales import Runs
@@ -222,7 +223,7 @@ def diagnose(grid: Grid, rule, recorded_runs) -> dict:
 def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
     """The claim's ``rule(runs, checkpoint=...) -> (value, holds)`` at every point of the grid,
     on the committed evidence (never trained here): ``recorded_runs(scale) -> Runs`` reads a
-    point's records (the ``evidence_runs`` fixture). A point not recorded on all its seeds is
+    point's runs (``diagnosis_test``). A point not recorded on all its seeds is
     reported with what there is, and decides nothing (holds: None). A second look (MoreSeeds)
     names the point it supersedes and its level; that point names it (``superseded_by``), and the
     erratum's kind no longer reads it."""
@@ -331,14 +332,17 @@ def check_kind(report: dict, path: Path = KINDS_TOML) -> str:
     return got["kind"]
 
 
-def diagnosis_test(grid: Grid, rule, runs: str = "evidence_runs", tier: str = "gpu", accepts=None):
+def diagnosis_test(grid: Grid, rule, point_runs=None, tier: str = "gpu", accepts=None):
     """The test that reports ``grid``: the claim's rule at every point, beside its verdict. It
-    names no claim, so it never changes one; a crash in it is a failure of the suite. ``runs``
-    names the fixture that reads a point's runs (``scale -> runs``); ``tier`` is its mark: the
-    evidence of full scales is judged where the full scale is, and a grid around a scale the slow
-    tier trains (the Winograd task) beside it. ``accepts``: the read options a rule that takes
-    ``**read`` passes on (by default, the rule's own keyword parameters). A rule that cannot take
-    a point's read options, or a level, fails here, when the test is made, not when it runs."""
+    names no claim, so it never changes one; a crash in it is a failure of the suite.
+    ``point_runs``: None for a grid around a full scale, whose every point (the stated one too)
+    is read from its committed records (suite/evidence/families.py ``recorded_runs``); else
+    ``point_runs(scale, stated) -> runs``, a point's runs given the stated scale's, which the test
+    declares it reads (``@reads(grid.scale)``): the lab's and the Winograd task's. ``tier`` is its
+    mark: the evidence of full scales is judged where the full scale is, and a grid around a scale
+    the slow tier trains beside it. ``accepts``: the read options a rule that takes ``**read``
+    passes on (by default, the rule's own keyword parameters). A rule that cannot take a point's
+    read options, or a level, fails here, when the test is made, not when it runs."""
     params = inspect.signature(rule).parameters
     if "level" not in params:
         raise TypeError(f"{grid.claim}: a grid's rule takes level= (its points are judged at the grid's Bonferroni "
@@ -353,16 +357,23 @@ def diagnosis_test(grid: Grid, rule, runs: str = "evidence_runs", tier: str = "g
             raise TypeError(f"{grid.claim}: point {point.name} reads {', '.join(sorted(unknown))}, which its rule "
                             f"does not take (it takes {', '.join(sorted(accepts)) or 'none'})")
 
-    @getattr(pytest.mark, tier)
-    @pytest.mark.diagnosis(grid.claim)
-    @pytest.mark.usefixtures(runs)  # read by name below; declared, so the tier hook sees what it reads
-    def test(claim_diagnosis, claim_figure, request):
-        report, read = read_grid(grid, rule, request.getfixturevalue(runs))
+    def test(claim_diagnosis, claim_figure, runs_of):
+        if point_runs is None:
+            from suite.evidence.families import recorded_runs as read
+        else:
+            stated = runs_of(grid.scale)
+
+            def read(scale):
+                return stated if scale.name == grid.scale.name else point_runs(scale, stated)
+        report, got = read_grid(grid, rule, read)
         claim_diagnosis(grid.claim, report)
-        draw = draw_curves(read)
+        draw = draw_curves(got)
         if draw:  # "with the curve where one exists"
             claim_figure(grid.claim, f"diagnosis_{grid.claim}", draw)
         check_kind(report)
 
+    test = getattr(pytest.mark, tier)(pytest.mark.diagnosis(grid.claim)(test))
+    if point_runs is not None:
+        test = reads(grid.scale)(test)
     test.__doc__ = f"{grid.claim}: the diagnosis grid of suite/diagnosis_grids.py, judged by the claim's own rule."
     return test

@@ -33,17 +33,6 @@ def shakespeare_tokens():
         no_corpus(e)
 
 
-@pytest.fixture(scope="session")
-def ensure_runs(shakespeare_tokens):
-    """``ensure_runs(specs)`` -> records, trained once across tests and xdist workers."""
-    quiet = not settings.current().train_log
-
-    def ensure(specs):
-        return runs.ensure(specs, log=(lambda *_: None) if quiet else print, progress=tracker)
-
-    return ensure
-
-
 @pytest.fixture
 def pin(request, ndarrays_regression):
     """``pin(name, values, meaning, config)``: compare ``values`` (dict of arrays) with the
@@ -107,6 +96,8 @@ from suite.lab_rules import TEXT as LAB_TEXT  # noqa: E402
 from suite.lab_scale import LabRuns  # noqa: E402
 from suite.winograd_scale import WinogradRuns  # noqa: E402
 from suite.scales import Runs, Scale, evidence_mode, train_up_front  # noqa: E402
+from suite.devices import training_device  # noqa: E402
+from suite.reading import Memo, RunsOf, declared  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -114,29 +105,31 @@ def _evidence_provenance(request):
     """A test that judged committed full-scale evidence says so in its verdict: on which device
     and when the numbers were recorded (read at teardown, once the test has read its arms)."""
     yield
-    args = (request.node.funcargs or {}).values()  # None when the run was interrupted
-    seen = sorted({e for v in args if isinstance(v, (Runs, LabRuns, WinogradRuns)) for e in v.evidence})
-    for name in request.fixturenames:  # a measurement read from its record (``recorded``), asked
-        scale = catalogue.FIXTURES.get(name)  # for by argument or by getfixturevalue
+    args = list((request.node.funcargs or {}).values())  # empty when the run was interrupted
+    read = [v for a in args if isinstance(a, RunsOf) for v in a.read] + args
+    seen = sorted({e for v in read if isinstance(v, (Runs, LabRuns, WinogradRuns)) for e in v.evidence})
+    for scale in declared(request.node):  # a measurement read from its record (``recorded``)
         if _measured(scale) and recorded(scale, request.config):
             from suite.evidence.measured import provenance_line
             seen += [line] if (line := provenance_line(scale)) else []
     if seen:
         evidence_note(request.node, "evidence recorded on " + "; ".join(sorted(set(seen))))
-    if any(isinstance(v, LabRuns) for v in args):  # the lab's claims are read on another text
+    if any(isinstance(v, LabRuns) for v in read):  # the lab's claims are read on another text
         evidence_note(request.node, f"measured on {LAB_TEXT}")
 
 
-# ---- the scales of suite/catalogue.py: one session fixture each, named in catalogue.FIXTURES -------
+# ---- the scales of suite/catalogue.py: declared by a test with @reads, read through runs_of -------
 
 @pytest.fixture(scope="session", autouse=True)
 def _ci_scales_up_front(request):
     """Before the first test, on each worker: every CPU scale that a test to be run
-    reads, all its jobs in one list, the largest first (suite.scales.train_up_front). A scale that
-    cannot list its jobs (a missing corpus), or a job that raises, is left to the scale's own
-    fixture, which meets the error again and reports it in its own tests; the rest still train."""
-    needed = {name for item in request.session.items if not item.get_closest_marker("skip")
-              for name in getattr(item, "fixturenames", ())}
+    declares, all its jobs in one list, the largest first (suite.scales.train_up_front). A scale that
+    cannot list its jobs (a missing corpus), or a job that raises, is left to ``runs_of``, which
+    meets the error again and reports it in its own tests; the rest still train."""
+    needed = []
+    for item in request.session.items:
+        if not item.get_closest_marker("skip"):
+            needed += [s for s in declared(item, up_front=True) if not any(s is n for n in needed)]
     train_up_front([s for s in catalogue.ci_scales(needed) if not recorded(s, request.config)])
 
 
@@ -151,74 +144,70 @@ def recorded(scale, config) -> bool:
     slow tier replays the records' first steps or checks the records against the fresh values."""
     if config.getoption("--runslow"):
         return False
-    return getattr(scale, "name", None) in (catalogue.WINOGRAD.name, catalogue.TINY_LAB.name) \
-        or _measured(scale)
+    return scale is catalogue.WINOGRAD or scale is catalogue.TINY_LAB or _measured(scale)
 
 
-def _runs(scale, request):
+def _ensure(specs):
+    """The run cache's records of ``specs``, trained once across tests and xdist workers, or a
+    one-line skip when the corpus is missing."""
+    try:
+        bpe_tokens("tinyshakespeare", 1024)
+    except CorpusUnavailable as e:
+        no_corpus(e)
+    quiet = not settings.current().train_log
+    return runs.ensure(specs, log=(lambda *_: None) if quiet else print, progress=tracker)
+
+
+def _runs(scale, config):
     """What a test reads of ``scale``: a CI scale's runs, trained up front on the CPU; a full
     scale's, trained on CUDA when read, or (no CUDA, and CLAIMS_DEVICE=cpu not set) its committed
     evidence; the lab's and Winograd's, trained with --runslow, else their committed records
     (``recorded``); the gradient norms' and the cost's own runs."""
-    if recorded(scale, request.config):
+    if recorded(scale, config):
         from suite.evidence import lab, measured, winograd
         if _measured(scale):
             return measured.recorded_runs(scale)
-        return {catalogue.WINOGRAD.name: winograd.stated_runs, catalogue.TINY_LAB.name: lab.stated_runs}[scale.name]()
+        return (winograd.stated_runs if scale is catalogue.WINOGRAD else lab.stated_runs)()
     if not isinstance(scale, Scale):
         return scale.runs()
     if not scale.ci and evidence_mode():
         return evidence.recorded_runs(scale)
-    device = "cpu" if scale.ci else request.getfixturevalue("device")
-    return scale.runs(request.getfixturevalue("ensure_runs"), device)
-
-
-def _scale_fixture(name, scale):
-    @pytest.fixture(scope="session", name=name)
-    def fixture(request):
-        return _runs(scale, request)
-    fixture.__doc__ = f"The runs of {getattr(scale, 'name', name)} (suite/catalogue.py)."
-    return fixture
-
-
-# pytest finds a fixture as a module attribute: one per entry of the catalogue's table
-for _name, _scale in catalogue.FIXTURES.items():
-    globals()[f"_fixture_{_name}"] = _scale_fixture(_name, _scale)
+    return scale.runs(_ensure, "cpu" if scale.ci else training_device())
 
 
 @pytest.fixture(scope="session")
-def evidence_runs():
-    """``scale -> runs`` for a full-scale diagnosis grid: a point's committed records."""
-    return evidence.recorded_runs
+def _memo():
+    return Memo()
 
 
-@pytest.fixture(scope="session")
-def lab_point_runs(tiny_lab):
-    """``scale -> runs`` for a Polish-lab diagnosis grid: the stated scale's are the verdict's own
-    runs, a point's its committed record (suite/evidence/lab.py)."""
-    from suite.evidence.lab import point_runs
-    return lambda scale: tiny_lab if scale.name == catalogue.TINY_LAB.name else point_runs(scale, tiny_lab)
+@pytest.fixture
+def runs_of(request, _memo):
+    """``runs_of(scale)``: the runs of a scale the test declares with ``@reads(scale)``
+    (suite/reading.py), each scale's fetched once a session."""
+    return RunsOf(request.node, lambda scale: _memo.get((scale,), lambda: _runs(scale, request.config)))
 
 
-@pytest.fixture(scope="session")
-def tiny_lab_main(tiny_lab):
+@pytest.fixture
+def ensure_runs():
+    """``ensure_runs(specs)`` -> records, trained once across tests and xdist workers."""
+    return _ensure
+
+
+@pytest.fixture
+def tiny_lab_main(runs_of, _memo):
     """The main excerpt's runs a lab verdict counts: the lab's seeds, then the recorded seeds of
-    its later looks (catalogue.LAB_LOOKS, TINY_LAB_MORE; suite/evidence/lab.py main_runs)."""
+    its later looks (catalogue.LAB_LOOKS, TINY_LAB_MORE; suite/evidence/lab.py main_runs). The
+    test declares ``@reads(TINY_LAB)``."""
     from suite.evidence.lab import main_runs
-    return main_runs(tiny_lab)
+    stated = runs_of(catalogue.TINY_LAB)
+    return _memo.get((main_runs, catalogue.TINY_LAB), lambda: main_runs(stated))
 
 
-@pytest.fixture(scope="session")
-def winograd_looks(winograd):
+@pytest.fixture
+def winograd_looks(runs_of, _memo):
     """The starts a Winograd start count is judged on: the stated runs, then the recorded starts
-    of its later looks (catalogue.WINO_LOOKS, WINOGRAD_MORE; suite/evidence/winograd.py)."""
+    of its later looks (catalogue.WINO_LOOKS, WINOGRAD_MORE; suite/evidence/winograd.py). The
+    test declares ``@reads(WINOGRAD)``."""
     from suite.evidence.winograd import looks_runs
-    return looks_runs(winograd)
-
-
-@pytest.fixture(scope="session")
-def winograd_point_runs(winograd):
-    """``scale -> runs`` for a Winograd diagnosis grid: the stated scale's are the verdict's own
-    runs, a point's are its committed records (suite/evidence/winograd.py)."""
-    from suite.evidence.winograd import point_runs
-    return lambda scale: winograd if scale.name == catalogue.WINOGRAD.name else point_runs(scale, winograd)
+    stated = runs_of(catalogue.WINOGRAD)
+    return _memo.get((looks_runs, catalogue.WINOGRAD), lambda: looks_runs(stated))

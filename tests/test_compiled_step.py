@@ -28,7 +28,7 @@ from experiments.train import FIRST_LOSSES, STEPS, StepLoss, fit, replay, token_
 from model.gpt import GPTConfig
 from model.stack import Stack
 from suite import settings
-from suite.catalogue import FIXTURES, NORM_CI
+from suite.catalogue import NORM_CI, SCALES
 
 RTOL = 1e-4
 TINY = GPTConfig(vocab_size=11, block_size=4, d_model=8, n_layer=1, n_head=2)
@@ -177,19 +177,18 @@ def test_the_cuda_graphs_step_traces_a_stack_on_the_cpu_keeps_eagers_numbers_and
     assert losses["cudagraphs"][1] == "compiled (torch skipped the CUDA graph capture)"  # a CPU graph
 
 
-FULL = sorted(n for n, s in FIXTURES.items() if getattr(s, "ci", True) is False)
+FULL = [s for s in SCALES if getattr(s, "ci", True) is False]
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", FULL)
-def test_each_familys_compiled_training_agrees_with_eager_on_its_first_steps(name, device, ensure_runs,
+@pytest.mark.parametrize("scale", FULL, ids=lambda s: s.name)
+def test_each_familys_compiled_training_agrees_with_eager_on_its_first_steps(scale, device, ensure_runs,
                                                                               shakespeare_tokens):
     """The gpu tier trains compiled; each arm's run (from the run cache, as its claims read it)
     against an eager replay of the same models' first steps on the same device."""
     step = settings.current().step_for(device)
     if step != "compiled":
         pytest.skip(f"the step on {device.type} is {step}: nothing compiled to compare")
-    scale = FIXTURES[name]
     tr, _ = split(shakespeare_tokens)
     for arm, spec in scale.specs(device=device):
         recs = ensure_runs([spec])[0]

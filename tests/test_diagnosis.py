@@ -46,7 +46,7 @@ def test_a_grid_fails_at_construction_on_a_field_its_scale_lacks_or_a_first_valu
                                                                                            match):
     from suite import catalogue
     with pytest.raises(ValueError, match=match):
-        Grid("X-01", catalogue.FIXTURES[scale.lower()], (Axis(setting, values, "why"),))
+        Grid("X-01", getattr(catalogue, scale), (Axis(setting, values, "why"),))
 
 
 @pytest.mark.fast

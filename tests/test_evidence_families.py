@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from suite.evidence import families as evidence, recording, store
+from suite.reading import reads
 from suite.settings import seeds
 from suite.scales import Runs, Scale
 from experiments.train import FIRST_LOSSES
@@ -341,8 +342,8 @@ CROSS_DEVICE_FLOOR = 0.03  # relative; a one-seed family has no spread of its ow
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("family", list(evidence.FAMILIES))
-def test_fresh_gpu_runs_agree_with_the_cpu_evidence(family, device, request):
+@pytest.mark.parametrize("family", [pytest.param(f, marks=reads(evidence.family_scale(f))) for f in evidence.FAMILIES])
+def test_fresh_gpu_runs_agree_with_the_cpu_evidence(family, device, runs_of):
     """A claim about our code, not the text: the same configuration and seed on a GPU lands
     within the seed spread of the CPU's record. Floats round differently on the two, and
     training amplifies it; the spread of the GPU's own seeds is the scale of that noise (three
@@ -351,7 +352,7 @@ def test_fresh_gpu_runs_agree_with_the_cpu_evidence(family, device, request):
     scale = evidence.family_scale(family)
     if device.type != "cuda":
         pytest.skip("the cross-device check compares a CUDA run with the CPU evidence")
-    fresh = request.getfixturevalue(scale.name.replace("-", "_"))
+    fresh = runs_of(scale)
     recorded = [r for r in evidence.records() if r["family"] == family and r["provenance"]["device"] == "cpu"]
     if not recorded:
         pytest.skip(f"no CPU evidence for {family} to compare with")

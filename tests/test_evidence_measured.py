@@ -11,9 +11,9 @@ import pytest
 
 from suite import catalogue
 from suite.evidence import measured, store
+from suite.reading import reads
 
 RECORDS = measured.record_paths()
-NAMES = {s.name: n for n, s in catalogue.FIXTURES.items() if s in catalogue.MEASURED}  # scale -> fixture
 
 
 @pytest.mark.fast
@@ -25,9 +25,9 @@ def test_every_measured_scale_has_a_sound_record_at_its_path(scale):
 
 
 @pytest.mark.fast
-def test_every_record_belongs_to_a_measured_scale_and_each_is_read_through_a_fixture():
+def test_every_record_belongs_to_a_measured_scale_and_each_scale_can_be_declared():
     assert sorted(p.stem for p in RECORDS) == sorted(s.name for s in catalogue.MEASURED)
-    assert sorted(NAMES) == sorted(s.name for s in catalogue.MEASURED)
+    assert all(any(m is s for s in catalogue.SCALES) for m in catalogue.MEASURED)
 
 
 def _sound() -> dict:
@@ -126,9 +126,9 @@ def test_the_mirror_is_checked_on_its_losses_not_on_its_rounding_differences():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("scale", catalogue.MEASURED, ids=lambda s: s.name)
-def test_a_fresh_measurement_agrees_with_its_record(scale, request):
-    """With --runslow the scale's fixture measures afresh (suite/fixtures.py ``recorded``)."""
+@pytest.mark.parametrize("scale", [pytest.param(s, marks=reads(s, fresh=True)) for s in catalogue.MEASURED], ids=lambda s: s.name)
+def test_a_fresh_measurement_agrees_with_its_record(scale, request, runs_of):
+    """With --runslow ``runs_of`` measures afresh (suite/fixtures.py ``recorded``)."""
     assert request.config.getoption("--runslow")
-    problem = measured.stale(scale, request.getfixturevalue(NAMES[scale.name]))
+    problem = measured.stale(scale, runs_of(scale))
     assert not problem, problem
