@@ -172,10 +172,11 @@ def test_two_blocks_overfit_at_the_documents_scale(runs_of, claim_record):
     judge_look("DEPTH-01", look, "two blocks better on train, worse on validation, near the four numbers")
 
 
+from suite.evidence.families import recorded_runs  # noqa: E402
 from suite.diagnosis import diagnosis_test  # noqa: E402
 from suite.diagnosis_grids import DEPTH_GRID  # noqa: E402
 
-test_depth01_diagnosis = diagnosis_test(DEPTH_GRID, depth01_rule)
+test_depth01_diagnosis = diagnosis_test(DEPTH_GRID, depth01_rule, recorded_runs)
 
 
 @pytest.mark.fast

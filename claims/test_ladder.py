@@ -151,7 +151,6 @@ def test_layernorm_helps_a_little(runs_of, claim_record):
 def test_the_ci_ladder_matches_its_pin(runs_of, pin):
     """Per-seed perplexities of every rung, and the first logged training loss."""
     ladder_ci = runs_of(LADDER_CI)
-    from suite.catalogue import LADDER_CI
     values = {f"{r}/val": ladder_ci.val(r) for r in LADDER_CI.arms}
     values.update({f"{r}/train": ladder_ci.train(r) for r in LADDER_CI.arms})
     values.update({f"{r}/early": [ladder_ci.run(r, s).curve["loss"][0] for s in LADDER_CI.seeds]

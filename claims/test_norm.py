@@ -533,13 +533,14 @@ def test_warmup_barely_matters_for_pre_norm_at_full_scale(runs_of, claim_record)
 
 # ---- the diagnosis of each divergence: its rule at every point of its grid (suite/diagnosis_grids.py) ----
 
+from suite.evidence.families import recorded_runs  # noqa: E402
 from suite.diagnosis import diagnosis_test  # noqa: E402
 from suite.diagnosis_grids import NORM_GRIDS  # noqa: E402
 
-test_norm04_diagnosis = diagnosis_test(NORM_GRIDS["NORM-04"], norm04_rule)
-test_norm05_diagnosis = diagnosis_test(NORM_GRIDS["NORM-05"], norm05_rule)
-test_norm06_diagnosis = diagnosis_test(NORM_GRIDS["NORM-06"], norm06_rule)
-test_norm07_diagnosis = diagnosis_test(NORM_GRIDS["NORM-07"], norm07_rule)
+test_norm04_diagnosis = diagnosis_test(NORM_GRIDS["NORM-04"], norm04_rule, recorded_runs)
+test_norm05_diagnosis = diagnosis_test(NORM_GRIDS["NORM-05"], norm05_rule, recorded_runs)
+test_norm06_diagnosis = diagnosis_test(NORM_GRIDS["NORM-06"], norm06_rule, recorded_runs)
+test_norm07_diagnosis = diagnosis_test(NORM_GRIDS["NORM-07"], norm07_rule, recorded_runs)
 
 
 # ---- NORM-08: how the gradient at initialisation scales with depth ----------------------------

@@ -726,10 +726,11 @@ def test_the_divided_head_stays_soft_at_full_scale(runs_of, claim_record):
 
 # ---- the diagnosis of each divergence: its rule at every point of its grid (suite/diagnosis_grids.py) ----
 
+from suite.evidence.families import recorded_runs  # noqa: E402
 from suite.diagnosis import check_kind, diagnosis_test  # noqa: E402
 from suite.diagnosis_grids import SQRT09_GRID, SQRT11_GRID, SQRT13_GRID, SQRT14_GRID  # noqa: E402
 
-test_sqrt09_diagnosis = diagnosis_test(SQRT09_GRID, sqrt09_rule)
-test_sqrt11_diagnosis = diagnosis_test(SQRT11_GRID, sqrt11_rule)
-test_sqrt13_diagnosis = diagnosis_test(SQRT13_GRID, sqrt13_rule)
-test_sqrt14_diagnosis = diagnosis_test(SQRT14_GRID, sqrt14_rule)
+test_sqrt09_diagnosis = diagnosis_test(SQRT09_GRID, sqrt09_rule, recorded_runs)
+test_sqrt11_diagnosis = diagnosis_test(SQRT11_GRID, sqrt11_rule, recorded_runs)
+test_sqrt13_diagnosis = diagnosis_test(SQRT13_GRID, sqrt13_rule, recorded_runs)
+test_sqrt14_diagnosis = diagnosis_test(SQRT14_GRID, sqrt14_rule, recorded_runs)

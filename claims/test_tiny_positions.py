@@ -207,4 +207,4 @@ from suite.evidence.lab import point_runs as lab_point_runs  # noqa: E402
 from suite.diagnosis import diagnosis_test  # noqa: E402
 from suite.diagnosis_grids import LAB_GRIDS  # noqa: E402
 
-test_tiny27_diagnosis = diagnosis_test(LAB_GRIDS["TINY-27"], tiny27_rule, lab_point_runs, "slow")
+test_tiny27_diagnosis = diagnosis_test(LAB_GRIDS["TINY-27"], tiny27_rule, lab_point_runs, "slow", stated=True)

@@ -378,5 +378,5 @@ from suite.evidence.lab import point_runs as lab_point_runs  # noqa: E402
 from suite.diagnosis import diagnosis_test  # noqa: E402
 from suite.diagnosis_grids import LAB_GRIDS  # noqa: E402
 
-test_tiny14_diagnosis = diagnosis_test(LAB_GRIDS["TINY-14"], tiny14_rule, lab_point_runs, "slow")
-test_tiny16_diagnosis = diagnosis_test(LAB_GRIDS["TINY-16"], tiny16_rule, lab_point_runs, "slow")
+test_tiny14_diagnosis = diagnosis_test(LAB_GRIDS["TINY-14"], tiny14_rule, lab_point_runs, "slow", stated=True)
+test_tiny16_diagnosis = diagnosis_test(LAB_GRIDS["TINY-16"], tiny16_rule, lab_point_runs, "slow", stated=True)

@@ -274,23 +274,40 @@ def read_grid(grid: Grid, rule, recorded_runs) -> tuple[dict, dict]:
     return {"claim": grid.claim, "fixed": grid.fixed, "grid": entries}, read
 
 
+def _recorded_arms(runs) -> dict:
+    """arm -> its runs, for the arms of a point that are recorded: a point read by a rule that
+    reads two of its arms may lack the others, and a missing arm is left out of the figure,
+    never a skip of the whole diagnosis."""
+    out = {}
+    for arm in runs.scale.arms:
+        try:
+            out[arm] = runs.runs(arm)
+        except pytest.skip.Exception:
+            continue
+    return out
+
+
 def draw_curves(read: dict):
     """``draw(fig)``: validation perplexity against step, per point and arm (seed mean), for the
     points whose runs were evaluated along the way; None when no point has a curve."""
-    curved = {name: runs for name, runs in read.items() if not name.startswith("read.")
-              and isinstance(runs, Runs)
-              and any(len(runs.runs(a)[0].curve["step"]) > 1 for a in runs.scale.arms)}
+    curved = {}
+    for name, runs in read.items():
+        if not name.startswith("read.") and isinstance(runs, Runs):
+            arms = _recorded_arms(runs)
+            if any(len(rs[0].curve["step"]) > 1 for rs in arms.values()):
+                curved[name] = arms
     if not curved:
         return None
 
     def draw(fig):
-        arms = list(next(iter(curved.values())).scale.arms)
+        arms = list(next(iter(read[name] for name in curved)).scale.arms)
         axes = np.atleast_1d(fig.subplots(1, len(arms), sharey=True))
         fig.set_size_inches(3.2 * len(arms), 3.4)
         for ax, arm in zip(axes, arms):
-            for name, runs in curved.items():
-                rs = runs.runs(arm)
-                ax.plot(rs[0].curve["step"], np.mean([r.curve["val_ppl"] for r in rs], 0), label=name)
+            for name, by_arm in curved.items():
+                if arm in by_arm:
+                    rs = by_arm[arm]
+                    ax.plot(rs[0].curve["step"], np.mean([r.curve["val_ppl"] for r in rs], 0), label=name)
             ax.set(title=arm, xlabel="step", yscale="log")
         axes[0].set_ylabel("val perplexity (seed mean)")
         axes[-1].legend(fontsize=7)
@@ -332,17 +349,18 @@ def check_kind(report: dict, path: Path = KINDS_TOML) -> str:
     return got["kind"]
 
 
-def diagnosis_test(grid: Grid, rule, point_runs=None, tier: str = "gpu", accepts=None):
+def diagnosis_test(grid: Grid, rule, read, tier: str = "gpu", accepts=None, stated: bool = False):
     """The test that reports ``grid``: the claim's rule at every point, beside its verdict. It
     names no claim, so it never changes one; a crash in it is a failure of the suite.
-    ``point_runs``: None for a grid around a full scale, whose every point (the stated one too)
-    is read from its committed records (suite/evidence/families.py ``recorded_runs``); else
-    ``point_runs(scale, stated) -> runs``, a point's runs given the stated scale's, which the test
-    declares it reads (``@reads(grid.scale)``): the lab's and the Winograd task's. ``tier`` is its
-    mark: the evidence of full scales is judged where the full scale is, and a grid around a scale
-    the slow tier trains beside it. ``accepts``: the read options a rule that takes ``**read``
-    passes on (by default, the rule's own keyword parameters). A rule that cannot take a point's
-    read options, or a level, fails here, when the test is made, not when it runs."""
+    ``read(scale) -> runs`` reads a point's runs: for a grid around a full scale, every point (the
+    stated one too) from its committed records (suite/evidence/families.py ``recorded_runs``).
+    ``stated=True``: the grid is around a scale the test declares it reads (``@reads(grid.scale)``:
+    the lab's and the Winograd task's), the stated point is that scale's runs, and a point's are
+    ``read(scale, stated_runs)``. ``tier`` is its mark: the evidence of full scales is judged where
+    the full scale is, and a grid around a scale the slow tier trains beside it. ``accepts``: the
+    read options a rule that takes ``**read`` passes on (by default, the rule's own keyword
+    parameters). A rule that cannot take a point's read options, or a level, fails here, when the
+    test is made, not when it runs."""
     params = inspect.signature(rule).parameters
     if "level" not in params:
         raise TypeError(f"{grid.claim}: a grid's rule takes level= (its points are judged at the grid's Bonferroni "
@@ -358,14 +376,11 @@ def diagnosis_test(grid: Grid, rule, point_runs=None, tier: str = "gpu", accepts
                             f"does not take (it takes {', '.join(sorted(accepts)) or 'none'})")
 
     def test(claim_diagnosis, claim_figure, runs_of):
-        if point_runs is None:
-            from suite.evidence.families import recorded_runs as read
+        if stated:
+            base = runs_of(grid.scale)
+            report, got = read_grid(grid, rule, lambda s: base if s.name == grid.scale.name else read(s, base))
         else:
-            stated = runs_of(grid.scale)
-
-            def read(scale):
-                return stated if scale.name == grid.scale.name else point_runs(scale, stated)
-        report, got = read_grid(grid, rule, read)
+            report, got = read_grid(grid, rule, read)
         claim_diagnosis(grid.claim, report)
         draw = draw_curves(got)
         if draw:  # "with the curve where one exists"
@@ -373,7 +388,7 @@ def diagnosis_test(grid: Grid, rule, point_runs=None, tier: str = "gpu", accepts
         check_kind(report)
 
     test = getattr(pytest.mark, tier)(pytest.mark.diagnosis(grid.claim)(test))
-    if point_runs is not None:
+    if stated:
         test = reads(grid.scale)(test)
     test.__doc__ = f"{grid.claim}: the diagnosis grid of suite/diagnosis_grids.py, judged by the claim's own rule."
     return test

@@ -1,6 +1,7 @@
-"""This document's fixtures, a pytest plugin the root conftest loads: corpora, the run cache, the
-scales of suite/catalogue.py (one session fixture each), committed evidence, and pins with their
-provenance. The claim tests (claims/) read the scales; the pin tests beside them (claims/) the same runs."""
+"""This document's fixtures, a pytest plugin the root conftest registers: corpora, the run cache,
+``runs_of`` (the runs of the scales of suite/catalogue.py a test declares with ``@reads``,
+suite/reading.py), committed evidence, and pins with their provenance. The claim tests (claims/)
+read the scales; the pin tests beside them (claims/) the same runs."""
 import json
 from dataclasses import asdict, is_dataclass
 import platform

@@ -8,7 +8,6 @@ import functools
 import json
 import tomllib
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
