@@ -310,7 +310,7 @@ def draw_curves(read: dict):
                     ax.plot(rs[0].curve["step"], np.mean([r.curve["val_ppl"] for r in rs], 0), label=name)
             ax.set(title=arm, xlabel="step", yscale="log")
         axes[0].set_ylabel("val perplexity (seed mean)")
-        axes[-1].legend(fontsize=7)
+        [ax for ax in axes if ax.lines][-1].legend(fontsize=7)  # on a panel with curves: an arm may lack records
     return draw
 
 

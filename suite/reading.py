@@ -29,8 +29,9 @@ def declared(node, up_front: bool = False) -> list:
     its ``later`` ones."""
     out = []
     for mark in node.iter_markers("reads"):
-        named = [*mark.args, *(() if up_front else mark.kwargs.get("later", ()))]
-        out += [s for s in named if not any(s is o for o in out)]
+        for scale in [*mark.args, *(() if up_front else mark.kwargs.get("later", ()))]:
+            if not any(scale is o for o in out):
+                out.append(scale)
     return out
 
 

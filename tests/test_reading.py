@@ -26,7 +26,7 @@ class Node:
 
 
 def test_declared_gives_each_scale_once_in_order_with_later_ones_only_when_asked():
-    node = Node(reads(A, B, later=(C,)), reads(B))
+    node = Node(reads(A, B, A, later=(C,)), reads(B))
     assert declared(node) == [A, B, C]
     assert declared(node, up_front=True) == [A, B]
     assert declared(Node()) == [] and not fresh(node) and fresh(Node(reads(A, fresh=True)))
