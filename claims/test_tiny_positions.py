@@ -133,7 +133,8 @@ from suite.lab_rules import MAIN, TEXT, decide, draw_lab, k_of_5, k_of_5_rule, m
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-26")
 @reads(TINY_LAB)
-def test_positions_win_on_validation_at_3200_steps_with_disjoint_ranges(runs_of, tiny_lab_main, claim_record, claim_figure):
+def test_positions_win_on_validation_at_3200_steps_with_disjoint_ranges(runs_of, tiny_lab_main, claim_record,
+                                                                        claim_figure):
     tiny_lab = runs_of(TINY_LAB)
     pe, nope = tiny_lab.at("val", 3200, True), tiny_lab.at("val", 3200, False)  # (excerpt, seed)
     # "on every one of the five starts": per start, the run with positions beats the same start

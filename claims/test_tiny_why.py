@@ -215,7 +215,8 @@ def _lowest_at(va, i):
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-11")
 @reads(TINY_LAB)
-def test_a_start_bottoms_at_3200_and_then_validation_rises_while_training_falls(runs_of, tiny_lab_main, claim_record, claim_figure):
+def test_a_start_bottoms_at_3200_and_then_validation_rises_while_training_falls(runs_of, tiny_lab_main, claim_record,
+                                                                                claim_figure):
     tiny_lab = runs_of(TINY_LAB)
     tr, va = (tiny_lab.ppl(p) for p in ("train", "val"))  # (excerpt, seed, checkpoint)
     i, j = _steps(tiny_lab, 3200, 6400)
@@ -346,7 +347,8 @@ def test_test_perplexity_falls_from_3200_to_6400_on_4_of_5_starts(runs_of, tiny_
 @pytest.mark.scale("full")
 @pytest.mark.claim("TINY-16")
 @reads(TINY_LAB)
-def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step_on_every_start(runs_of, tiny_lab_main, claim_record):
+def test_the_3gram_beats_the_net_on_test_at_its_best_validation_step_on_every_start(runs_of, tiny_lab_main,
+                                                                                    claim_record):
     tiny_lab = runs_of(TINY_LAB)
     _, net = tiny_lab.best_val_test()
     tri = tiny_lab.gram(3, "test")

@@ -620,16 +620,16 @@ from suite.evidence.winograd import point_runs as winograd_point_runs  # noqa: E
 from suite.diagnosis import diagnosis_test  # noqa: E402
 from suite.diagnosis_grids import WINOGRAD_GRIDS  # noqa: E402
 
-test_wino02_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-02"], claim_rule("WINO-02"), winograd_point_runs, "slow", stated=True,
-                                       accepts=read_options("WINO-02"))
-test_wino07_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-07"], claim_rule("WINO-07"), winograd_point_runs, "slow", stated=True,
-                                       accepts=read_options("WINO-07"))
-test_wino09_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-09"], claim_rule("WINO-09"), winograd_point_runs, "slow", stated=True,
-                                       accepts=read_options("WINO-09"))
-test_wino10_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-10"], claim_rule("WINO-10"), winograd_point_runs, "slow", stated=True,
-                                       accepts=read_options("WINO-10"))
-test_wino11_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-11"], claim_rule("WINO-11"), winograd_point_runs, "slow", stated=True,
-                                       accepts=read_options("WINO-11"))
+test_wino02_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-02"], claim_rule("WINO-02"), winograd_point_runs, "slow",
+                                       stated=True, accepts=read_options("WINO-02"))
+test_wino07_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-07"], claim_rule("WINO-07"), winograd_point_runs, "slow",
+                                       stated=True, accepts=read_options("WINO-07"))
+test_wino09_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-09"], claim_rule("WINO-09"), winograd_point_runs, "slow",
+                                       stated=True, accepts=read_options("WINO-09"))
+test_wino10_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-10"], claim_rule("WINO-10"), winograd_point_runs, "slow",
+                                       stated=True, accepts=read_options("WINO-10"))
+test_wino11_diagnosis = diagnosis_test(WINOGRAD_GRIDS["WINO-11"], claim_rule("WINO-11"), winograd_point_runs, "slow",
+                                       stated=True, accepts=read_options("WINO-11"))
 
 
 # ---- WINO-12: the induction circuit, built by hand ----------------------------------------------

@@ -3,9 +3,9 @@
 Each is a scale of suite/scales.py (or of suite/lab_scale.py, suite/winograd_scale.py): ``ci``
 scales train on the CPU in the slow tier; ``full`` scales are the document's own configuration,
 trained on CUDA or read from committed evidence. A test declares the scales it reads
-(``@reads(NORM_FULL)``, suite/reading.py) and reads them through ``runs_of``. ``CLAIMS_SEED_OFFSET=k`` shifts every seed below by
-k (suite/settings.py ``seeds``), so that anyone can check that no verdict depends on the seeds it
-happens to run.
+(``@reads(NORM_FULL)``, suite/reading.py) and reads them through ``runs_of``.
+``CLAIMS_SEED_OFFSET=k`` shifts every seed below by k (suite/settings.py ``seeds``), so that anyone
+can check that no verdict depends on the seeds it happens to run.
 """
 from dataclasses import replace
 

@@ -126,7 +126,8 @@ def test_the_mirror_is_checked_on_its_losses_not_on_its_rounding_differences():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("scale", [pytest.param(s, marks=reads(s, fresh=True)) for s in catalogue.MEASURED], ids=lambda s: s.name)
+@pytest.mark.parametrize("scale", [pytest.param(s, marks=reads(s, fresh=True)) for s in catalogue.MEASURED],
+                         ids=lambda s: s.name)
 def test_a_fresh_measurement_agrees_with_its_record(scale, request, runs_of):
     """With --runslow ``runs_of`` measures afresh (suite/fixtures.py ``recorded``)."""
     assert request.config.getoption("--runslow")
