@@ -77,13 +77,13 @@ def pytest_claimcheck_tier(item, tier):
     --runslow, a slow-tier test whose every declared scale (``@reads``, suite/reading.py) is read
     from committed records (the Winograd task's and the Polish lab's stated runs,
     catalogue.MEASURED's measurements: suite/fixtures.py ``recorded``) runs in the fast tier, unless it
-    declares that it checks a fresh measurement against them (``reads(..., fresh=True)``)."""
+    declares that it checks a fresh measurement against them (``reads(..., fresh=True)``), as every
+    pin test does (the ``pin`` fixture refuses one that does not)."""
     if tier == "gpu" and "device" not in item.fixturenames:
         from suite.scales import evidence_mode
         if evidence_mode():
             return "fast"
-    if tier == "slow" and not item.config.getoption("--runslow") and "pin" not in item.fixturenames:
-        # a pin checks what training makes now: read from the records, it would check nothing
+    if tier == "slow" and not item.config.getoption("--runslow"):
         from suite.fixtures import recorded
         from suite.reading import declared, fresh
         scales = [] if fresh(item) else declared(item)

@@ -147,7 +147,7 @@ def test_layernorm_helps_a_little(runs_of, claim_record):
 
 
 @pytest.mark.slow
-@reads(LADDER_CI)
+@reads(LADDER_CI, fresh=True)
 def test_the_ci_ladder_matches_its_pin(runs_of, pin):
     """Per-seed perplexities of every rung, and the first logged training loss."""
     ladder_ci = runs_of(LADDER_CI)

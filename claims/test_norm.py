@@ -291,7 +291,7 @@ def test_the_four_norm_arms_land_where_the_text_orders_them(runs_of, claim_recor
 
 
 @pytest.mark.slow
-@reads(NORM_CI)
+@reads(NORM_CI, fresh=True)
 def test_the_norm_runs_match_their_pin(runs_of, pin):
     norm_ci = runs_of(NORM_CI)
     vals = {f"{arm}": norm_ci.val(arm) for arm in norm_ci.scale.arms}

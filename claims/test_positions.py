@@ -261,7 +261,7 @@ def test_without_positions_the_model_still_trains(runs_of, shakespeare_tokens, c
 
 
 @pytest.mark.slow
-@reads(POS_CI)
+@reads(POS_CI, fresh=True)
 def test_the_position_runs_match_their_pin(runs_of, pin):
     pos_ci = runs_of(POS_CI)
     pin("positions_ci", {p: t for p, t in _table(pos_ci).items()},

@@ -360,7 +360,7 @@ def test_the_division_is_worth_less_at_32_than_at_256(runs_of, claim_record, cla
 
 
 @pytest.mark.slow
-@reads(SQRT_CI)
+@reads(SQRT_CI, fresh=True)
 def test_the_sqrt_dk_runs_match_their_pin(runs_of, pin):
     sqrt_ci = runs_of(SQRT_CI)
     vals = {rung: sqrt_ci.val(rung) for rung in sqrt_ci.scale.arms}

@@ -260,7 +260,7 @@ def test_the_step_slider_shows_validation_stop_falling_while_training_falls(runs
 
 
 @pytest.mark.slow
-@reads(TINY_LAB)
+@reads(TINY_LAB, fresh=True)
 def test_the_lab_runs_match_their_pin(runs_of, pin):
     tiny_lab = runs_of(TINY_LAB)
     vals = {}

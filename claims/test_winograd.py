@@ -593,7 +593,7 @@ def _draw_maps(winograd):
 
 
 @pytest.mark.slow
-@reads(WINOGRAD)
+@reads(WINOGRAD, fresh=True)
 def test_the_winograd_runs_match_their_pin(runs_of, pin):
     """Means over the 10 starts of the held-out scores and of the attention rows: a per-seed pin
     would pin the machine (one start escapes its plateau on one CPU and not on another), a mean of

@@ -46,6 +46,8 @@ def pin(request, ndarrays_regression):
     movement (suite/pins.py), and pins skip when CLAIMS_SEED_OFFSET shifts the seeds.
     """
     assert not _claims_of_node(request.node), "a pin test names no claim"
+    if problem := pin_problem(request.node):
+        pytest.fail(problem, pytrace=False)
 
     def check(name, values, *, meaning, config):
         path = PINS / f"{name}.npz"
@@ -98,7 +100,7 @@ from suite.lab_scale import LabRuns  # noqa: E402
 from suite.winograd_scale import WinogradRuns  # noqa: E402
 from suite.scales import Runs, Scale, evidence_mode, train_up_front  # noqa: E402
 from suite.devices import training_device  # noqa: E402
-from suite.reading import Memo, RunsOf, declared  # noqa: E402
+from suite.reading import Memo, RunsOf, declared, pin_problem  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -40,6 +40,14 @@ def fresh(node) -> bool:
     return any(m.kwargs.get("fresh") for m in node.iter_markers("reads"))
 
 
+def pin_problem(node) -> str:
+    """Why a pin test is declared wrong, or "": a pin checks what is measured now, so a test that
+    declares scales must declare them ``fresh``, or the tier hook would read records in its place."""
+    if declared(node) and not fresh(node):
+        return f"{node.nodeid}: a pin checks what is measured now; declare its scales with @reads(..., fresh=True)"
+    return ""
+
+
 class RunsOf:
     """``runs_of(scale)``: the runs of a declared scale, fetched once a session (``fetch``)."""
 

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from suite import catalogue
-from suite.reading import Memo, RunsOf, declared, fresh, reads
+from suite.reading import Memo, RunsOf, declared, fresh, pin_problem, reads
 
 pytestmark = pytest.mark.fast
 
@@ -81,7 +81,6 @@ def test_the_tier_hook_moves_a_slow_test_only_when_every_declared_scale_is_read_
     assert conftest.pytest_claimcheck_tier(_item(reads(lab, A)), "slow") is None  # LADDER_CI trains
     assert conftest.pytest_claimcheck_tier(_item(), "slow") is None  # reads nothing declared
     assert conftest.pytest_claimcheck_tier(_item(reads(lab, fresh=True)), "slow") is None
-    assert conftest.pytest_claimcheck_tier(_item(reads(lab), fixturenames=("pin",)), "slow") is None
     assert conftest.pytest_claimcheck_tier(_item(reads(lab), runslow=True), "slow") is None
 
 
@@ -113,3 +112,10 @@ def test_every_claim_test_that_reads_a_scale_declares_it():
                     and ast.unparse(c.func) == "runs_of" and c.args}
             undeclared += [f"{path.name}::{fn.name} reads {r}" for r in sorted(read - marked)]
     assert undeclared == []
+
+
+def test_a_pin_test_that_reads_scales_declares_them_fresh():
+    """Else the tier hook would move it to the fast tier, where records stand in for training."""
+    assert pin_problem(Node(reads(A, fresh=True))) == "" and pin_problem(Node()) == ""
+    assert pin_problem(Node(reads(A))) == ("claims/test_x.py::test_x: a pin checks what is measured now; "
+                                           "declare its scales with @reads(..., fresh=True)")
