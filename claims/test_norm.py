@@ -472,7 +472,7 @@ def test_the_norm_table_at_full_scale(runs_of, claim_record, claim_figure):
     claim_record("NORM-04", value, expected=DOC_NORM,
                  tolerance=f"joint: 90 % intervals of the seed means, each inside its printed number ± 5 % (bare); "
                            f"an arm outside only at {wide_level(TOST_LEVEL, 4) * 100:.3g} % (claimcheck.rules: joint)",
-                 label="the four arms (full): mean and 90 % interval over the seeds")
+                 label="the four arms (full): mean and 90 % interval over the seeds", subject=True)
     _judge("NORM-04", norm_full, side, value)
 
 
@@ -495,7 +495,7 @@ def test_post_norm_without_warmup_is_eight_times_worse_at_full_scale(runs_of, cl
     claim_record("NORM-05", value, expected={"post / pre": 8.15, "post": DOC_NORM["post"]},
                  tolerance=f"joint: 90 % intervals: the mean paired ratio inside [7.5, 8.5), post inside 308.05 ± 5 %; "
                            f"either outside only at {wide_level(TOST_LEVEL, 2) * 100:.3g} % (claimcheck.rules: joint)",
-                 label="post / pre and post (full): mean and 90 % interval")
+                 label="post / pre and post (full): mean and 90 % interval", subject=True)
     _judge("NORM-05", norm_full, side, value)
 
 
@@ -510,7 +510,7 @@ def test_post_norm_with_warmup_matches_pre_norm_at_full_scale(runs_of, claim_rec
     value, side = norm06_rule(norm_full)
     claim_record("NORM-06", value, expected="0.0016 (37.88 vs 37.82)",
                  tolerance=f"comparison: 90 % interval inside ±{EXACTLY} ('esattamente', TOST)",
-                 label="(post+warmup - pre) / pre (full): mean and 90 % interval over the paired seeds")
+                 label="(post+warmup - pre) / pre (full): mean and 90 % interval over the paired seeds", subject=True)
     _judge("NORM-06", norm_full, side, value)
 
 

@@ -164,7 +164,7 @@ def test_unscaled_fresh_head_at_256_attends_to_one_token_of_64(claim_record, cla
     w_raw, w_div = _rows(256), _rows(256, scale=True)
     eff = effective_tokens(w_raw)
     claim_record("SQRT-05", round(eff.median().item(), 3), expected=1, tolerance="reported",
-                 label="effective tokens, no division: median of 2000 rows")
+                 label="effective tokens, no division: median of 2000 rows", subject=True)
     claim_record("SQRT-05", round((eff < 1.5).double().mean().item(), 3), tolerance="reported",
                  label="rows whose effective tokens round to 1 (the weaker form: 'one token', not 'exactly')")
     mean_div = claim_record("SQRT-05", effective_tokens(w_div).mean().item(), expected="≈40 (derived)",
@@ -568,7 +568,7 @@ def test_at_32_the_run_without_the_division_is_slightly_ahead_at_full_scale(runs
                  label="seeds where no division ends below division, 4 heads of 32 (full)")
     judge("SQRT-09", interval(claim_record, "SQRT-09", worth, below(0),
                               "comparison: the 90 % interval of the mean paired difference (no division - division) "
-                              "below 0", "no division - division, 4 heads of 32 (full)"),
+                              "below 0", "no division - division, 4 heads of 32 (full)", subject=True),
           "the run without the division is ahead")
 
 
@@ -641,7 +641,7 @@ def test_the_undivided_head_runs_away_and_saturates_at_full_scale(runs_of, claim
                            f"[{SQRT11_STD[0]:.0f}, {SQRT11_STD[1]:.0f}], +-5 %; entropy below ln 1.01 = "
                            f"{SQRT11_ENTROPY:.4f} nats, 'a zero' as exactly one token; saturated above "
                            f"{SQRT11_SAT[0]:.4f}, 2 SE)",
-                 label="undivided d_k=1024 at the end (full): mean, lo, hi")
+                 label="undivided d_k=1024 at the end (full): mean, lo, hi", subject=True)
     judge("SQRT-11", holds, "the undivided head's score std reaches 5147, its entropy falls to zero and 99.9 % of rows saturate")
 
 
@@ -693,7 +693,7 @@ def test_nothing_at_32_everything_by_256_at_full_scale(runs_of, claim_record):
                  tolerance=f"joint: the 90 % interval of worth at 256 - at 32 above 0; of worth at 1024 - at 256 "
                            f"below {SQRT14_BEYOND:.2f} ('tutto entro 256': the gap row's band on the chapter's 18 and "
                            "17, ± 5 % in quadrature)",
-                 label="the division's worth (full): means at 256 and 1024; paired differences, mean and interval")
+                 label="the division's worth (full): means at 256 and 1024; paired differences, mean and interval", subject=True)
     judge("SQRT-14", holds, "nothing at 32, everything by 256")
 
 
@@ -720,7 +720,7 @@ def test_the_divided_head_stays_soft_at_full_scale(runs_of, claim_record):
     value, holds = sqrt13_rule(sqrt_full)
     claim_record("SQRT-13", value, expected=3.44, tolerance="equivalence: the 90 % interval of the seed mean inside "
                  "3.44 ± 5 % (a trained number printed bare)",
-                 label=f"divided d_k=1024: score std at the end (full): mean and 90 % interval over {len(sqrt_full.seeds)} seeds")
+                 label=f"divided d_k=1024: score std at the end (full): mean and 90 % interval over {len(sqrt_full.seeds)} seeds", subject=True)
     judge("SQRT-13", holds, "the divided head stays at a score std of 3.44")
 
 

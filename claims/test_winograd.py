@@ -399,7 +399,7 @@ def claim_rule(claim: str):
 def test_on_the_leaky_task_the_bag_of_words_is_perfect(runs_of, winograd_looks, claim_record):
     winograd = runs_of(WINOGRAD)
     claim_record("WINO-02", winograd.final("leaky", "bag"), expected=1.0, tolerance="reported",
-                 label="bag of words, held out, per seed")
+                 label="bag of words, held out, per seed", subject=True)
     decide_check(claim_record, "WINO-02", bag_is_perfect, winograd_looks, expected="100 %")
 
 
@@ -454,7 +454,7 @@ def test_the_bag_of_words_scores_27_9_percent(runs_of, winograd_looks, claim_rec
     winograd = runs_of(WINOGRAD)
     claim_record("WINO-07", winograd.final("fixed", "bag"), expected=0.279,
                  tolerance=f"start count, per start: ±{two_se(0.279, winograd.held_out('fixed')):.3f} per seed (2 binomial SE of 27.9 %, docs/reference/statistics.md)",
-                 label="bag: accuracy over the vocabulary, per seed")
+                 label="bag: accuracy over the vocabulary, per seed", subject=True)
     decide_check(claim_record, "WINO-07", bag_scores_27_9, winograd_looks, expected=0.279)
 
 
@@ -480,7 +480,7 @@ def test_one_block_falls_short_of_two_near_92_7_percent(runs_of, winograd_looks,
     winograd = runs_of(WINOGRAD)
     claim_record("WINO-11", winograd.final("fixed", "1-block"), expected=0.927,
                  tolerance=f"start count, per start: below two blocks and within ±{one_block_band(winograd):.3f} (2 binomial SE)",
-                 label="one block, held out, per seed")
+                 label="one block, held out, per seed", subject=True)
     decide_check(claim_record, "WINO-11", one_block_short_near_92_7, winograd_looks, expected=0.927)
 
 
@@ -520,7 +520,7 @@ def _printed(winograd, block, claim_id, claim_record):
 def test_block_1_carries_the_first_noun_forward(runs_of, winograd_looks, claim_record, claim_figure):
     winograd = runs_of(WINOGRAD)
     claim_record("WINO-09", _rows(winograd, "tired", 0)[:, X_AT].round(2).tolist(), expected=0.70, tolerance="start count, per start: 0.70 ± 0.15",
-                 label="block 1, weight on the first noun (tired), per seed")
+                 label="block 1, weight on the first noun (tired), per seed", subject=True)
     _printed(winograd, 0, "WINO-09", claim_record)
     claim_figure("WINO-09", "winograd_maps", _draw_maps(winograd))
     decide_check(claim_record, "WINO-09", block1_on_first_noun, winograd_looks, expected=0.70)
@@ -571,7 +571,7 @@ def test_block_2_reads_the_adjective_for_a_crosser_adjective(runs_of, winograd_l
     winograd = runs_of(WINOGRAD)
     weight = np.mean([_rows(winograd, a, 1)[:, ADJ_AT] for a in CROSSER], 0)  # (seeds,)
     claim_record("WINO-10", weight.round(3).tolist(), expected=1.0, tolerance="reported: what the correction reads",
-                 label="block 2, weight on the adjective (crosser adjectives, mean), per seed")
+                 label="block 2, weight on the adjective (crosser adjectives, mean), per seed", subject=True)
     decide_check(claim_record, "WINO-10", block2_reads_crosser_adjective, winograd_looks, expected="all its weight",
                  tolerance=f"{of_checks('WINO-10')}; per start: weight >= 0.995 on every crosser adjective "
                            "('tutto il proprio peso', the map's 1.00 at half a unit)")

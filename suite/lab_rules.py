@@ -197,7 +197,7 @@ def decide(claim_record, claim_id: str, *parts: LabPart) -> None:
             claim_record(claim_id, f"{r['K']} of {r['N']}, rate {r['K'] / r['N']:.2f} [{lo:.2f}, {hi:.2f}]",
                          tolerance=f"{start_rule(p.line)}; sequential: {LAB_LOOKS.text()}",
                          label=f"the main excerpt's first {look.n} seeds ({TEXT}), look {look.index} of "
-                               f"{len(LAB_LOOKS.looks)}: {p.label}")
+                               f"{len(LAB_LOOKS.looks)}: {p.label}", subject=True)
     what = "; ".join(rate_text(r) for r in look.shown) if look.shown else "the main excerpt's seeds"
     judge_look(claim_id, look, what)
 

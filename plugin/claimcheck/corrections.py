@@ -2,7 +2,8 @@
 
 The registry gives a claim a ``correction``: the sentence as it should read, in the document's
 language, with ``{placeholders}`` for our numbers. It is a template, never a typed-in result: it
-is filled from the record the sentence is about (the claim's ``subject``), so it follows the
+is filled from the record the sentence is about (the one its test recorded with
+``claim_record(..., subject=True)``, or the claim's own number), so it follows the
 numbers when they move. The placeholders, for a record whose measured value is
 
     a number                        {value}
@@ -39,7 +40,7 @@ from decimal import Decimal
 from .fingerprint import places
 from .fmt import is_interval
 from .registry import QUOTE_JOIN
-from .verdict import UNCLASSIFIED, _last, headline_records, point_looks, subject_record
+from .verdict import UNCLASSIFIED, _last, headline_records, marked_record, point_looks
 
 # languages whose style puts a (no-break) space before the percent sign
 SPACED_PERCENT = {"it", "fr", "de", "es"}
@@ -157,17 +158,15 @@ def _cost(diagnosis: dict) -> str:
 
 
 def correction_record(claim: dict) -> dict:
-    """The record a correction is filled from: its ``subject``'s, or, with none named, the
-    claim's own number (the record with no label) at the headline scale; never a guess."""
-    if claim.get("subject"):
-        rec = subject_record(claim)
-        if rec is None:
-            raise CorrectionError(f"no record named '{claim['subject']}' at the headline scale")
-        return rec
+    """The record a correction is filled from: the one its test marked ``subject=True``, or, with
+    none marked, the claim's own number (the record with no label) at the headline scale; never a
+    guess."""
+    if (marked := marked_record(claim)) is not None:
+        return marked
     own = [r for r in headline_records(claim) if r.get("label") is None and r.get("measured") is not None]
     if not own:
-        raise CorrectionError("the registry names no subject, and no test recorded the claim's own number "
-                              "(a claim_record without a label)")
+        raise CorrectionError("no record is marked as the one the sentence is about, and no test recorded the claim's "
+                              "own number: pass subject=True to the claim_record call that records it")
     return own[-1]
 
 

@@ -28,7 +28,7 @@ def _jsonable(v):
 
 class ClaimRecorder:
     """What ``claim_record`` gives a test: ``claim_record(id, measured, expected=None, tolerance=None,
-    label=None, band=None)`` puts what the test measured beside what the document says, in the
+    label=None, band=None, subject=False)`` puts what the test measured beside what the document says, in the
     report, and checks it, in one call (as a snapshot fixture records and compares at once).
     ``claim_record.value(measured, ...)`` is the same for a test whose ``claim`` marker names one
     claim: the ID is written once, on the marker. Both return ``measured``.
@@ -46,6 +46,10 @@ class ClaimRecorder:
     - ``band=(lo, hi)``: the record is judged inside it (``claimcheck.rules.within``), a number
       or a ``[mean, lo, hi]`` interval: wholly outside fails the assertion (a divergence under
       ``claimcheck.diverges``); across an edge is *undecided*.
+    - ``subject=True`` marks the record the sentence is about: the errata row shows it, and the
+      registry's ``correction`` is filled from its value (``claimcheck.corrections``). With none
+      marked, the row shows the last record a rule judged, and the correction the claim's own
+      number.
 
     A test's own ``assert`` can make a claim stricter than its record, never looser.
     """
@@ -54,7 +58,8 @@ class ClaimRecorder:
         self._item, self._reporter = item, reporter
         self._names = list(dict.fromkeys(claims_of(item)))  # a class's and a function's marker may repeat an ID
 
-    def __call__(self, claim_id, measured, expected=None, tolerance=None, label=None, band=None):
+    def __call__(self, claim_id, measured, expected=None, tolerance=None, label=None, band=None,
+                 subject=False):
         if claim_id not in self._names:
             raise ValueError(f"claim_record({claim_id!r}): this test's claim marker names "
                              f"{sorted(set(self._names)) or 'no claim'}; fix the ID or the marker")
@@ -74,7 +79,8 @@ class ClaimRecorder:
             expected = stated if expected is None else expected
         self._item.user_properties.append(("claim_record", {
             "claim": claim_id, "label": label, "measured": _jsonable(measured), "expected": _jsonable(expected),
-            "tolerance": tolerance, **({"band": list(band)} if band is not None else {})}))
+            "tolerance": tolerance, **({"band": list(band)} if band is not None else {}),
+            **({"subject": True} if subject else {})}))
         if band is not None:
             _judge_band(claim_id, measured, band)
         elif rule == "exact" and label is None:
@@ -82,12 +88,12 @@ class ClaimRecorder:
             _judge_exact(claim_id, measured, stated if stated and check.printed(stated) else expected)
         return measured
 
-    def value(self, measured, expected=None, tolerance=None, label=None, band=None):
+    def value(self, measured, expected=None, tolerance=None, label=None, band=None, subject=False):
         """``claim_record(id, ...)`` with the ID of the test's one ``claim`` marker."""
         if len(self._names) != 1:
             raise ValueError(f"claim_record.value(...): this test's claim marker names {len(self._names)} claims "
                              f"({', '.join(self._names) or 'none'}); name the one meant: claim_record(id, ...)")
-        return self(self._names[0], measured, expected, tolerance, label, band)
+        return self(self._names[0], measured, expected, tolerance, label, band, subject)
 
 
 def _number(v) -> float | None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 KIND_WORDS = ("exact", "numeric", "qualitative", "descriptive")
 REQUIRED = ("id", "source", "quote", "statement", "value", "kind", "tier")
-OPTIONAL = ("section", "where", "full_tier", "untestable", "subject", "correction", "replaces", "no_setting", "derived")
+OPTIONAL = ("section", "where", "full_tier", "untestable", "correction", "replaces", "no_setting", "derived")
 TABLES = ("setting_words",)  # optional fields that are tables of strings
 SOURCE_FIELDS = ("id", "file", "title", "language")
 QUOTE_JOIN = " […] "  # several quoted passages of one claim, as one string
@@ -61,7 +61,6 @@ class Claim:
     where: str = ""
     full_tier: str | None = None
     untestable: str | None = None
-    subject: str | None = None  # the start of the label of the record the sentence is about
     correction: str | list | None = None  # the sentence as it should read, a template (claimcheck.corrections)
     replaces: str | list | None = None  # the passage(s) the correction rewrites (default: the quote)
     no_setting: str | None = None  # why no unstated setting can change the value (an erratum then reads text)
@@ -113,6 +112,9 @@ def _claim(entry: dict, n: int, path: Path, sources: dict, tiers) -> Claim:
     missing = [k for k in REQUIRED if k not in entry]
     if missing:
         raise RegistryError(f"{name} is missing field(s) {', '.join(missing)}")
+    if "subject" in entry:  # the record the sentence is about is marked where it is recorded
+        raise RegistryError(f"{name}: 'subject' is not a registry field; mark the record the sentence is about "
+                            "in its test: claim_record(..., subject=True)")
     unknown = set(entry) - set(REQUIRED) - set(OPTIONAL) - set(TABLES)
     if unknown:
         raise RegistryError(f"{name} has unknown field(s) {', '.join(sorted(unknown))}")

@@ -338,12 +338,13 @@ def _triple(m, lo, hi) -> list[float]:
 
 
 def interval(claim_record, claim_id, x, check, tolerance: str, label: str, expected=None,
-             level: float = TOST_LEVEL) -> bool | None:
+             level: float = TOST_LEVEL, subject: bool = False) -> bool | None:
     """Record the mean of ``x`` (seeds, paired differences or ratios) with its interval at
-    ``level``, as the judged number, and return ``check(lo, hi)``: True, False or None."""
+    ``level``, as the judged number (``subject``: the number the sentence is about, as in
+    ``claim_record``), and return ``check(lo, hi)``: True, False or None."""
     m, lo, hi = mean_interval(x, level)
     claim_record(claim_id, _triple(m, lo, hi), expected=expected, tolerance=tolerance,
-                 label=f"{label}: mean and {level * 100:g} % interval over {len(_floats(x))} seeds")
+                 label=f"{label}: mean and {level * 100:g} % interval over {len(_floats(x))} seeds", subject=subject)
     return check(lo, hi)
 
 

@@ -321,25 +321,24 @@ def _judged(records: list[dict]) -> list[dict]:
     return [r for r in records if (r.get("tolerance") or "reported") != "reported"] or records
 
 
+def marked_record(claim: dict) -> dict | None:
+    """The record the sentence is about: the last one at the headline scale that its test
+    recorded with ``claim_record(..., subject=True)``; None when no record is so marked."""
+    marked = [r for r in headline_records(claim) if r.get("subject") and r.get("measured") is not None]
+    return marked[-1] if marked else None
+
+
 def subject_record(claim: dict) -> dict | None:
-    """The record the sentence is about, at the headline scale: the last one a rule judged whose
-    label starts with the registry's ``subject``; without a subject, the last one a rule judged.
-    None when there is no such record."""
-    subject = claim.get("subject")
-    recs = [r for r in headline_records(claim) if r.get("measured") is not None
-            and (not subject or (r.get("label") or "").startswith(subject))]
-    return _judged(recs)[-1] if recs else None
+    """The record an errata row shows: the marked one (``marked_record``), else the last one a
+    rule judged at the headline scale. None when there is no such record."""
+    recs = [r for r in headline_records(claim) if r.get("measured") is not None]
+    return marked_record(claim) or (_judged(recs)[-1] if recs else None)
 
 
 def headline_value(claim: dict) -> tuple[object, object, str]:
     """(document's value, ours, label): one line each for an errata row, at the headline scale:
-    the record of the claim's ``subject`` (``subject_record``)."""
+    the record the sentence is about (``subject_record``)."""
     r = subject_record(claim)
-    if r is None and claim.get("subject"):  # named, and not recorded here: say so, show the last judged
-        r = subject_record(dict(claim, subject=None))
-        if r is not None:
-            return claim.get("expected"), r["measured"], (r.get("label") or "") + \
-                f"; no record named '{claim['subject']}' here"
     if r is None:
         return claim.get("expected"), claim.get("measured"), ""
     return (r["expected"] if r.get("expected") is not None else claim.get("expected")), r["measured"], \
@@ -347,7 +346,7 @@ def headline_value(claim: dict) -> tuple[object, object, str]:
 
 
 # the registry's fields a correction is made from (claimcheck.corrections), copied into the report
-CORRECTION_FIELDS = ("subject", "correction", "replaces", "no_setting", "setting_words")
+CORRECTION_FIELDS = ("correction", "replaces", "no_setting", "setting_words")
 
 
 def verdicts(registry: dict, tests: dict, suite: set[str] = frozenset(), settings: MarkSettings = DEFAULT,

@@ -50,8 +50,8 @@ def _claim(kind, **kw):
                           {"point": "lr=0.1", "holds": None, "model_steps": 9000}]} if kind else None
     return {"id": "T-01", "status": "diverges", "quote": "la run senza è leggermente avanti",
             "records": [{"label": "gap: mean and 90 % interval", "measured": [1.0451, 0.2448, 1.8455],
-                         "tolerance": "comparison", "scale": "full"}], "scale": "full",
-            "subject": "gap", "correction": "la run senza è indietro di {mean:.1f} punti [{lo:.2f}; {hi:.2f}]",
+                         "tolerance": "comparison", "scale": "full", "subject": True}], "scale": "full",
+            "correction": "la run senza è indietro di {mean:.1f} punti [{lo:.2f}; {hi:.2f}]",
             "setting_words": {"lr=0.1": "con learning rate 0,1"}, "diagnosis": diagnosis, **kw}
 
 
@@ -85,11 +85,12 @@ def test_the_cost_counts_what_is_missing_and_asks_a_second_look_only_where_one_i
 def test_what_stops_a_proposal_is_said_not_hidden():
     assert propose(_claim("text", correction=None), "it")["missing"] == \
         "the registry gives this claim no correction template (`correction = ...`)"
-    assert propose(_claim("text", subject="nothing so named"), "it")["missing"] == \
-        "no record named 'nothing so named' at the headline scale"
-    # no subject: the claim's own number (an unlabelled record), never whichever was judged last
-    assert propose(_claim("text", subject=None), "it")["missing"].startswith("the registry names no subject")
-    own = _claim("text", subject=None, records=_claim("text")["records"] + [
+    # no record marked subject=True: the claim's own number (an unlabelled record), never whichever
+    # was judged last
+    unmarked = [{k: v for k, v in r.items() if k != "subject"} for r in _claim("text")["records"]]
+    assert propose(_claim("text", records=unmarked), "it")["missing"].startswith(
+        "no record is marked as the one the sentence is about")
+    own = _claim("text", records=unmarked + [
         {"label": None, "measured": 10, "tolerance": "exact", "scale": "full"}], correction="at most {value:.0f}")
     assert propose(own, "it")["proposed"] == "at most 10"
     with pytest.raises(CorrectionError, match="does not format a number"):
@@ -100,7 +101,8 @@ def test_what_stops_a_proposal_is_said_not_hidden():
     assert propose(_claim("unstated", setting_words={}), "it")["missing"] == \
         "the registry gives no words for the setting lr=0.1 (`setting_words`)"
     one_seed = _claim("text", records=[{"label": "gap: mean and 90 % interval over 1 seeds", "scale": "full",
-                                         "measured": [1.0, float("-inf"), float("inf")], "tolerance": "x"}])
+                                         "measured": [1.0, float("-inf"), float("inf")], "tolerance": "x",
+                                         "subject": True}])
     assert propose(one_seed, "it")["missing"] == "one seed: no interval to write"
 
 
@@ -126,8 +128,8 @@ def test_a_patch_keeps_crlf_line_ends_and_splits_lines_only_at_newlines(tmp_path
 def test_a_patch_rewrites_each_passage_and_applies_to_a_clean_checkout(tmp_path):
     text = "Titolo\n\n  pre   perplexity   37.82\n  post  perplexity  308.05\n\nla run senza è leggermente avanti.\n"
     rows = ["pre   perplexity   37.82", "post  perplexity  308.05"]
-    table = _claim("text", quote=" […] ".join(rows), replaces=rows, subject="four",
-                   records=[{"label": "four arms", "scale": "full", "tolerance": "joint",
+    table = _claim("text", quote=" […] ".join(rows), replaces=rows,
+                   records=[{"label": "four arms", "scale": "full", "tolerance": "joint", "subject": True,
                              "measured": {"pre": [51.79, 48.9, 54.7], "post": [302.62, 286.2, 319.0]}}],
                    correction=["pre   perplexity   {pre.mean!c:.2f}", "post  perplexity  {post.mean!c:.2f}"])
     claims = [dict(c, correction_proposal=propose(c, "it")) for c in (table, dict(_claim("text"), id="T-02"))]

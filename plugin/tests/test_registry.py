@@ -79,6 +79,8 @@ def test_a_missing_registry_says_where_it_looked(tmp_path):
     (GOOD.replace('value = ""\n', "").replace('kind = "exact"\n', ""),
      "claims.toml: claim #1 (X-01) is missing field(s) value, kind"),
     (GOOD + 'zeta = 1\nalpha = 2\n', "claims.toml: claim #1 (X-01) has unknown field(s) alpha, zeta"),
+    (GOOD + 'subject = "gap"\n', "claims.toml: claim #1 (X-01): 'subject' is not a registry field; mark the record "
+     "the sentence is about in its test: claim_record(..., subject=True)"),
     (GOOD.replace('source = "IT"', 'source = "XX"'), "claims.toml: claim #1 (X-01): source must be one of IT, PL, got 'XX'"),
     (GOOD.replace('kind = "exact"', 'kind = "exact+vibes"'),
      "claims.toml: claim #1 (X-01): kind 'exact+vibes' is not '+'-joined from exact, numeric, qualitative, descriptive"),
