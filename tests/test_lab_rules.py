@@ -6,7 +6,7 @@ from scipy import stats
 
 from suite import lab_rules as lab_report
 from suite.lab_rules import (ROUNDING, draw_lab, exists, k_of_5, k_of_5_rule, line_of, per_run, rate)
-from claimcheck.rules import EXISTS, MAJORITY, NEARLY_ALL, start_rule, starts
+from claimcheck.rules import EXISTS, MAJORITY, NEARLY_ALL, starts
 
 
 def _record(claim_id, measured, **kw):

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import torch
 
-from experiments import data
 from suite import settings
 from suite.evidence import store
 
