@@ -225,7 +225,6 @@ def test_in_block_1_the_pairs_rows_are_identical_to_two_decimals(claim_record):
 # a coin that rounding can flip, so every sentence about what training produces is judged as a
 # rate over 10 starts (claimcheck.rules: starts, most starts), never on every seed.
 
-SEEDS = WINOGRAD.seeds
 STEPS = WINOGRAD.arm_steps()
 
 # Each check below is one test's rule as a function of the runs, so that the claim's diagnosis
@@ -492,10 +491,10 @@ def _draw_curves(winograd):
             for kind, colour in (("bag", "tab:gray"), ("1-block", "tab:blue"), ("2-blocks", "tab:red")):
                 if (task, kind) not in STEPS:  # no two-block model on the leaky task, as in the chapter
                     continue
-                for s in SEEDS:
+                for s in WINOGRAD.seeds:
                     c = winograd.record(task, kind, s)["curve"]
                     ax.plot([p["step"] for p in c], [p["accuracy"] for p in c], color=colour, alpha=0.6,
-                            label=kind if s == SEEDS[0] else None)
+                            label=kind if s == WINOGRAD.seeds[0] else None)
             ax.axhline(0.5, color="k", lw=0.5, ls=":")
             ax.set(title=f"{task} task, held out", xlabel="step", ylabel="accuracy")
             ax.legend()
@@ -504,7 +503,7 @@ def _draw_curves(winograd):
 
 def _printed(winograd, block, claim_id, claim_record):
     """The chapter's print, token:weight, for "tired" and "wet" on every seed."""
-    for i, s in enumerate(SEEDS):
+    for i, s in enumerate(WINOGRAD.seeds):
         for adj in ("tired", "wet"):
             words = Example("animal", "street", adj).words()[:QUERY_AT + 1]
             claim_record(claim_id, format_row(words, torch.tensor(_rows(winograd, adj, block)[i])),
@@ -585,7 +584,7 @@ def _draw_maps(winograd):
         for block, ax in enumerate(axes):
             m = np.array([_rows(winograd, adj, block)[0] for adj in ADJECTIVES])  # seed 0
             ax.imshow(m, cmap="viridis", vmin=0, vmax=1, aspect="auto")
-            ax.set(yticks=range(8), xticks=range(15), title=f"block {block + 1}, row at 'the' (14), seed {SEEDS[0]}")
+            ax.set(yticks=range(8), xticks=range(15), title=f"block {block + 1}, row at 'the' (14), seed {WINOGRAD.seeds[0]}")
             ax.set_yticklabels(ADJECTIVES)
             ax.set_xticklabels(words, rotation=45, ha="right")
         fig.tight_layout()
@@ -605,9 +604,9 @@ def test_the_winograd_runs_match_their_pin(runs_of, pin):
     for adj in ("tired", "wet"):
         for block in (0, 1):
             values[f"rows/{adj}/block{block + 1}"] = _rows(winograd, adj, block).mean(0)
-    pin("winograd", values, meaning=f"held-out accuracy per (task, model), mean over seeds {SEEDS[0]}-{SEEDS[-1]}; "
+    pin("winograd", values, meaning=f"held-out accuracy per (task, model), mean over seeds {WINOGRAD.seeds[0]}-{WINOGRAD.seeds[-1]}; "
         "head-averaged attention rows at position 14 of the 2-block model, the chapter's sentence, mean over seeds",
-        config={"steps": {f"{t}/{k}": v for (t, k), v in STEPS.items()}, "seeds": SEEDS,
+        config={"steps": {f"{t}/{k}": v for (t, k), v in STEPS.items()}, "seeds": WINOGRAD.seeds,
                 "d_model": WINOGRAD.d_model, "lr": WINOGRAD.lr, "batch": BATCH,
                 "held_pairs": {t: WINOGRAD.held_pairs(t) for t in ("leaky", "fixed")}})
 

@@ -4,7 +4,8 @@ Each is a scale of suite/scales.py (or of suite/lab_scale.py, suite/winograd_sca
 scales train on the CPU in the slow tier; ``full`` scales are the document's own configuration,
 trained on CUDA or read from committed evidence. A test declares the scales it reads
 (``@reads(NORM_FULL)``, suite/reading.py) and reads them through ``runs_of``.
-``CLAIMS_SEED_OFFSET=k`` shifts every seed below by k (suite/settings.py ``seeds``), so that anyone
+Each declares its seeds (``declared_seeds``); ``CLAIMS_SEED_OFFSET=k`` shifts them by k when a
+scale's ``seeds`` are read (suite/settings.py ``DeclaredSeeds``), never at import, so that anyone
 can check that no verdict depends on the seeds it happens to run.
 """
 from dataclasses import replace
@@ -16,7 +17,6 @@ from experiments.train import SHAKESPEARE_FULL, TrainConfig
 from suite.lab_scale import LabScale, MirrorScale
 from claimcheck.rules import Schedule
 from suite.scales import CostScale, GradNormScale, MemoryScale, Scale
-from suite.settings import seeds
 from suite.winograd_scale import WinogradScale
 
 # STACKING. Seeds side by side pay where a step's time is overhead, not arithmetic. Measured by
@@ -33,7 +33,7 @@ from suite.winograd_scale import WinogradScale
 _LADDER_CI_RUNGS = ladder(shakespeare_config(d_model=64, block_size=64))
 LADDER_CI = Scale("ladder-ci", {k: c for k, c in _LADDER_CI_RUNGS.items() if k != "2-blocks"},
                   TrainConfig(steps=1000, batch_size=16, lr=3e-3, eval_every=250),
-                  seeds=seeds(0, 1, 2))
+                  declared_seeds=(0, 1, 2))
 
 # The document's own: width 128, window 128, 3000 AdamW steps at 1e-3, batch 64. Its eight
 # claims (AVG-02, -03, -06, -09, ABL-01..04) are judged at the looks of LADDER_LOOKS; the seeds
@@ -46,7 +46,7 @@ LADDER_CI = Scale("ladder-ci", {k: c for k, c in _LADDER_CI_RUNGS.items() if k !
 # [1.5, 4.5] on seed 0), and the cap those within 0.8 sd; nearer than that, undecided at the cap.
 LADDER_LOOKS = Schedule((3, 5, 10))
 LADDER_FULL = Scale("ladder-full", ladder(shakespeare_config()),
-                    replace(SHAKESPEARE_FULL, log_every=500), seeds=seeds(*range(LADDER_LOOKS.cap)), ci=False,
+                    replace(SHAKESPEARE_FULL, log_every=500), declared_seeds=tuple(range(LADDER_LOOKS.cap)), ci=False,
                     family="ladder")
 
 # ABL-05's 1.8 points are inside what seeds move a rung (catalogue: "an effect this small needs
@@ -58,7 +58,7 @@ LADDER_FULL = Scale("ladder-full", ladder(shakespeare_config()),
 # of one core.
 ABL05_LOOKS = Schedule((3, 10, 20))
 LADDER_LN_FULL = Scale("ladder-ln-full", {a: LADDER_FULL.arms[a] for a in ("+mlp", "+layernorm")}, LADDER_FULL.train,
-                       seeds=seeds(*range(ABL05_LOOKS.cap)), ci=False, family="ladder")
+                       declared_seeds=tuple(range(ABL05_LOOKS.cap)), ci=False, family="ladder")
 
 # DEPTH-01 at full scale compares two rungs whose validation ends 0.7 % apart on seed 0, inside
 # what seeds move a run: paired seeds on a schedule (its evidence is the ladder's). Seeds 0-2 were
@@ -69,7 +69,7 @@ LADDER_LN_FULL = Scale("ladder-ln-full", {a: LADDER_FULL.arms[a] for a in ("+mlp
 # it ends undecided at the cap, with its intervals.
 DEPTH_LOOKS = Schedule((3, 10))
 DEPTH_FULL = Scale("depth-full", {a: LADDER_FULL.arms[a] for a in ("+layernorm", "2-blocks")}, LADDER_FULL.train,
-                   seeds=seeds(*range(DEPTH_LOOKS.cap)), ci=False, family="ladder")
+                   declared_seeds=tuple(range(DEPTH_LOOKS.cap)), ci=False, family="ladder")
 
 # DEPTH-01 at CI scale: the document's 3000 steps make ~59 passes over the corpus, which is
 # where two blocks overfit. 1.0 M predictions over a 10 % slice make ~25 passes. Eight seeds: on
@@ -77,7 +77,7 @@ DEPTH_FULL = Scale("depth-full", {a: LADDER_FULL.arms[a] for a in ("+layernorm",
 # wide and can decide nothing against the 2 % margin; at 8 seeds the same spread gives +-2.8
 # (t(7) 1.89 x 4.2 / sqrt 8), a power calculation on that pilot, not a choice of outcome.
 DEPTH_CI = replace(LADDER_CI, name="depth-ci", arms={k: _LADDER_CI_RUNGS[k] for k in ("+layernorm", "2-blocks")},
-                   train_slice=0.1, seeds=seeds(*range(8)))
+                   train_slice=0.1, declared_seeds=tuple(range(8)))
 
 
 # The document's ladder (IT L13-28, L124-132), as the catalogue reconstructs the stripped
@@ -97,7 +97,7 @@ DOC_LADDER = {
 # excerpt are the chapter's own kind of observation, reported beside the verdict. The
 # lab does not state its learning rate; 1e-3, 3e-3 and 1e-2 give the same mean best
 # validation on the main excerpt (10.41 each, seeds 1-5), and 3e-3 is the middle one.
-TINY_LAB = LabScale(LabConfig(lr=3e-3), seeds=seeds(*range(1, 21)), excerpts=5)
+TINY_LAB = LabScale(LabConfig(lr=3e-3), declared_seeds=tuple(range(1, 21)), excerpts=5)
 # The lab's verdicts count the main excerpt's seeds (suite/lab_rules.py: the seed is the sampling
 # unit; the other excerpts are how much the text matters): looks at 20, 80 and 160 seeds, each at
 # alpha/3 a side. A lab run is seconds of one core (the 100-run stack: about 5 core-minutes an
@@ -107,13 +107,13 @@ TINY_LAB = LabScale(LabConfig(lr=3e-3), seeds=seeds(*range(1, 21)), excerpts=5)
 LAB_LOOKS = Schedule((20, 80, 160))
 # Seeds 21-160 of the main excerpt, one record per look (recorded in order, each when the look
 # before it is): looks 2 and 3.
-TINY_LAB_MORE = tuple(LabScale(TINY_LAB.config, seeds=seeds(*range(a + 1, b + 1)), excerpts=1, name=f"tiny-lab-look{i}")
+TINY_LAB_MORE = tuple(LabScale(TINY_LAB.config, declared_seeds=tuple(range(a + 1, b + 1)), excerpts=1, name=f"tiny-lab-look{i}")
                       for i, (a, b) in enumerate(zip(LAB_LOOKS.looks, LAB_LOOKS.looks[1:]), 2))
 
 # Ten starts, not twenty: the two-block arms take 0.47 s a step for 20 stacked models, so twenty
 # starts would keep one slow-tier worker busy for 29 minutes. "Most of 10" needs 9 (binomial p = 0.011),
 # so one start stuck on a plateau still turns nothing; two do.
-WINOGRAD = WinogradScale(seeds=seeds(*range(10)))  # a rate over starts (suite/rules.py): 10, stacked
+WINOGRAD = WinogradScale(declared_seeds=tuple(range(10)))  # a rate over starts (suite/rules.py): 10, stacked
 # The Winograd start counts (WINO-02, -07, -09, -10, -11) on declared looks of 10, 30 and 60 starts,
 # each check's exact tests at alpha/3 (and alpha/6 to diverge, for a claim's two checks). Every
 # start trains on the task's one split, as the chapter's one model does: the seed is the unit, and
@@ -121,7 +121,7 @@ WINOGRAD = WinogradScale(seeds=seeds(*range(10)))  # a rate over starts (suite/r
 # minutes, so power sets the cap: at 60 a rate of 0.7 is shown above 1/2 with probability 0.84 (at
 # 30: 0.43). Starts 10-29 and 30-59 are WINOGRAD_MORE's, one record set per look.
 WINO_LOOKS = Schedule((10, 30, 60))
-WINOGRAD_MORE = tuple(replace(WINOGRAD, seeds=seeds(*range(a, b)), name=f"winograd-look{i}")
+WINOGRAD_MORE = tuple(replace(WINOGRAD, declared_seeds=tuple(range(a, b)), name=f"winograd-look{i}")
                       for i, (a, b) in enumerate(zip(WINO_LOOKS.looks, WINO_LOOKS.looks[1:]), 2))
 
 # ---- training dynamics ---------------------------------------------------------------------
@@ -138,7 +138,7 @@ def _sqrt_rungs(**kw):
 
 SQRT_FULL = Scale("sqrt-full", _sqrt_rungs(),
                   TrainConfig(steps=1500, batch_size=32, lr=1e-3, trace_every=100, attention_stats=True),
-                  seeds=seeds(0, 1, 2), ci=False, family="sqrt")
+                  declared_seeds=(0, 1, 2), ci=False, family="sqrt")
 # SQRT-09 at the chapter's own configuration (docs/reference/setup-audit.md §2): "Le prime due righe vengono
 # dal budget di 3000 passi sopra", and the only 32-wide heads of that budget are the ladder's
 # 4-heads rung (d_model 128 / 4). So d_k = 32 is that rung, with and without the division, under
@@ -146,18 +146,18 @@ SQRT_FULL = Scale("sqrt-full", _sqrt_rungs(),
 # needs seeds). Its evidence is a family of its own, `sqrt-ladder`.
 _FOUR_HEADS = ladder(shakespeare_config())["4-heads"]
 SQRT09_FULL = Scale("sqrt09-full", {"div-32": _FOUR_HEADS, "nodiv-32": replace(_FOUR_HEADS, scale_scores=False)},
-                    replace(SHAKESPEARE_FULL, log_every=500), seeds=seeds(0, 1, 2, 3, 4), ci=False,
+                    replace(SHAKESPEARE_FULL, log_every=500), declared_seeds=(0, 1, 2, 3, 4), ci=False,
                     family="sqrt-ladder")
 # SQRT-11's diagnosis grid (suite/diagnosis_grids.py) varies the d_k = 1024 pair on seeds 0-2 (its evidence is
 # the sqrt family's): one seed bounds nothing, and the score std's spread grows with the rate
 SQRT1024_FULL = Scale("sqrt1024-full", {a: SQRT_FULL.arms[a] for a in ("div-1024", "nodiv-1024")}, SQRT_FULL.train,
-                      seeds=seeds(0, 1, 2), ci=False, family="sqrt")
+                      declared_seeds=(0, 1, 2), ci=False, family="sqrt")
 # SQRT-14 ("nulla a 32, tutto entro 256") reads the division's worth at 32, 256 and 1024: the short
 # runs' three widths, with and without it. At the stated configuration these are the family's own
 # records; its diagnosis grid (suite/diagnosis_grids.py) records its points under this name.
 SQRT_WORTH_FULL = Scale("sqrt-worth-full", {f"{v}-{d}": SQRT_FULL.arms[f"{v}-{d}"] for d in (32, 256, 1024)
                                             for v in ("div", "nodiv")}, SQRT_FULL.train,
-                        seeds=seeds(0, 1, 2), ci=False, family="sqrt")
+                        declared_seeds=(0, 1, 2), ci=False, family="sqrt")
 # SQRT-12 at full scale ("nulla la riporta indietro": most starts keep their collapse): the undivided
 # d_k = 1024 arm on seeds 0-4, declared before seeds 3-4 ran. Five starts are the fewest at which
 # "most starts" can be shown at alpha 0.05 (5 of 5: p = 0.031); SQRT_FULL's three never can
@@ -170,24 +170,24 @@ SQRT_WORTH_FULL = Scale("sqrt-worth-full", {f"{v}-{d}": SQRT_FULL.arms[f"{v}-{d}
 # probability 0.81. A nodiv-1024 run is about six one-core minutes: the 25 more, about 2.5 hours.
 SQRT12_LOOKS = Schedule((30,))
 SQRT12_FULL = Scale("sqrt12-full", {"nodiv-1024": SQRT_FULL.arms["nodiv-1024"]}, SQRT_FULL.train,
-                    seeds=seeds(*range(SQRT12_LOOKS.cap)), ci=False, family="sqrt")
+                    declared_seeds=tuple(range(SQRT12_LOOKS.cap)), ci=False, family="sqrt")
 # The other reading of the stripped table (d_k = 32 as a third 1500-step, one-head row): SQRT_FULL's
 # 32 pair on seeds 0-4. A grid point of SQRT-09's diagnosis, never its verdict.
 SQRT32_FULL = Scale("sqrt32-full", {a: SQRT_FULL.arms[a] for a in ("div-32", "nodiv-32")}, SQRT_FULL.train,
-                    seeds=seeds(0, 1, 2, 3, 4), ci=False, family="sqrt")
+                    declared_seeds=(0, 1, 2, 3, 4), ci=False, family="sqrt")
 # CI: width 64, window 32, batch 16, 1000 steps at 3e-3 (at 300 steps nothing separates). A
 # window of 32, not 64, keeps this scale's share of the slow tier within 10 minutes; at 64 the
 # same orderings hold on seeds 0-2.
 SQRT_CI = Scale("sqrt-ci", _sqrt_rungs(d_model=64, block_size=32),
                 TrainConfig(steps=1000, batch_size=16, lr=3e-3, trace_every=100, attention_stats=True),
-                seeds=seeds(0, 1, 2))
+                declared_seeds=(0, 1, 2))
 
 # What the undivided head does to itself in training (SQRT-11, -12, -13: it sharpens, saturates
 # and stays collapsed; the divided one stays soft) is a claim about what training produces, and a
 # runaway is a coin that rounding can flip: a rate over ten starts (suite/rules.py most_starts:
 # 9 of 10 needed, so one start that escapes turns nothing). Seeds 0-2 are SQRT_CI's own runs.
 SQRT1024_CI = replace(SQRT_CI, name="sqrt1024-ci", arms={k: SQRT_CI.arms[k] for k in ("div-1024", "nodiv-1024")},
-                      seeds=seeds(*range(10)))
+                      declared_seeds=tuple(range(10)))
 
 # Pre- vs post-norm, S-NORM: 12 blocks, 1000 steps at 3e-3, warmup 0 or 200 steps.
 _NORM_FULL_TRAIN = TrainConfig(steps=1000, batch_size=64, lr=3e-3, trace_every=50)
@@ -195,7 +195,7 @@ NORM_FULL = Scale("norm-full", {"pre": shakespeare_config(n_layer=12, norm="pre"
                                 "pre+warmup": shakespeare_config(n_layer=12, norm="pre"),
                                 "post": shakespeare_config(n_layer=12, norm="post"),
                                 "post+warmup": shakespeare_config(n_layer=12, norm="post")},
-                  _NORM_FULL_TRAIN, seeds=seeds(0, 1, 2), ci=False, family="norm",
+                  _NORM_FULL_TRAIN, declared_seeds=(0, 1, 2), ci=False, family="norm",
                   trains={k: replace(_NORM_FULL_TRAIN, warmup=200) for k in ("pre+warmup", "post+warmup")})
 # NORM-07 at full scale ("barely matters for pre-norm": (pre+warmup - pre) / pre inside +-3 %) is
 # paired seeds of two NORM_FULL arms, on a schedule. Seeds 0-2 give -0.063 [-0.145, 0.018] (sd
@@ -204,14 +204,14 @@ NORM_FULL = Scale("norm-full", {"pre": shakespeare_config(n_layer=12, norm="pre"
 # 6 and 10 (7 more pairs, about 8.7 hours), each at 96.67 %.
 NORM07_LOOKS = Schedule((3, 6, 10))
 NORM07_FULL = replace(NORM_FULL, name="norm07-full", arms={k: NORM_FULL.arms[k] for k in ("pre", "pre+warmup")},
-                      trains={"pre+warmup": NORM_FULL.trains["pre+warmup"]}, seeds=seeds(*range(NORM07_LOOKS.cap)))
+                      trains={"pre+warmup": NORM_FULL.trains["pre+warmup"]}, declared_seeds=tuple(range(NORM07_LOOKS.cap)))
 # CI: 6 blocks at d 64, window 32, batch 16, 300 steps at 6e-3, where post-norm without warmup
 # still fails (at 3e-3 it needs 12 blocks). Warmup keeps the document's share, 20 %; a 50 %
 # warmup is run beside it, because at this size 20 % may not be enough. The window is 32, not
 # 64, for time; at 64, post/pre falls just under 3 on one seed of three.
 _NORM_CI_TRAIN = TrainConfig(steps=300, batch_size=16, lr=6e-3, trace_every=20)
 _norm_ci = {k: replace(c, n_layer=6, d_model=64, block_size=32) for k, c in NORM_FULL.arms.items()}
-NORM_CI = Scale("norm-ci", {**_norm_ci, "post+warmup50": _norm_ci["post"]}, _NORM_CI_TRAIN, seeds=seeds(0, 1, 2),
+NORM_CI = Scale("norm-ci", {**_norm_ci, "post+warmup50": _norm_ci["post"]}, _NORM_CI_TRAIN, declared_seeds=(0, 1, 2),
                 trains={"pre+warmup": replace(_NORM_CI_TRAIN, warmup=60),
                         "post+warmup": replace(_NORM_CI_TRAIN, warmup=60),
                         "post+warmup50": replace(_NORM_CI_TRAIN, warmup=150)})
@@ -219,14 +219,14 @@ NORM_CI = Scale("norm-ci", {**_norm_ci, "post+warmup50": _norm_ci["post"]}, _NOR
 # is a coin per start, so NORM-05 at CI scale is a rate over ten starts, paired by seed (most
 # starts, suite/rules.py). Seeds 0-2 are NORM_CI's runs, and pre's are NORM_EQ_CI's too.
 NORM_RATE_CI = replace(NORM_CI, name="norm-rate-ci", arms={k: NORM_CI.arms[k] for k in ("pre", "post")},
-                       trains={}, seeds=seeds(*range(10)))
+                       trains={}, declared_seeds=tuple(range(10)))
 # NORM-07's "barely matters for pre-norm" is an equivalence: the catalogue's margin, |effect| <
 # 3 %, must hold for the 90 % interval of the mean paired effect (two one-sided tests at 5 %).
 # The paired effect's seed spread is about 2.6 %, and its mean moves by a percent with the seeds:
 # twenty seeds keep the interval's half-width near 1 % (with ten, it ends 0.1 % inside the margin
 # at CLAIMS_SEED_OFFSET=100). Seeds 0-2 are NORM_CI's own runs.
 NORM_EQ_CI = replace(NORM_CI, name="norm-eq-ci", arms={k: NORM_CI.arms[k] for k in ("pre", "pre+warmup")},
-                     seeds=seeds(*range(20)))
+                     declared_seeds=tuple(range(20)))
 
 # Positions, S-POS: trained on windows of 64, scored at 64, 128 and 256. The learned table
 # has 256 rows, so rows 64..255 exist but are never trained; weight decay is off, so they
@@ -236,12 +236,12 @@ POS_LENGTHS = (64, 128, 256)
 POS_FULL = Scale("pos-full", {p: shakespeare_config(block_size=64, positions=p, n_positions=256)
                               for p in POS_SCHEMES},
                  replace(SHAKESPEARE_FULL, eval_every=0, weight_decay=0.0, eval_lengths=POS_LENGTHS),
-                 seeds=seeds(0, 1, 2), ci=False, family="positions")
+                 declared_seeds=(0, 1, 2), ci=False, family="positions")
 # CI: 2 blocks at d 64, batch 16, 600 steps at 3e-3.
 POS_CI = Scale("pos-ci", {p: shakespeare_config(block_size=64, d_model=64, n_layer=2, positions=p,
                                                 n_positions=256) for p in POS_SCHEMES},
                TrainConfig(steps=600, batch_size=16, lr=3e-3, weight_decay=0.0,
-                           eval_lengths=POS_LENGTHS), seeds=seeds(0, 1, 2))
+                           eval_lengths=POS_LENGTHS), declared_seeds=(0, 1, 2))
 
 
 # NORM-03: gradient norms at initialisation on the catalogue's five seeds (fixed: CLAIMS_SEED_OFFSET

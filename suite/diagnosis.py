@@ -82,14 +82,14 @@ class Point:
 
 
 @dataclass(frozen=True)
-class MoreSeeds:
+class MoreSeeds(settings.DeclaredSeeds):
     """A second look at some points of a grid on fresh seeds, declared after the first look and
     before these seeds ran: the grid's readings of the stated runs (its ``read.*`` points), and the
     trained points named in ``points``. A point explains a divergence only when both looks hold
     (claimcheck.verdict.point_looks). Two looks give noise two chances to pass: with the second at
     ``level`` they are at most 5 % + (1 - level) / 2 (Bonferroni), so the second is judged stricter
     than the first. The rule receives ``level`` as a keyword."""
-    seeds: tuple[int, ...]   # fresh seeds, consecutive, all after the stated point's
+    declared_seeds: tuple[int, ...]  # fresh seeds, consecutive, all after the stated point's
     arms: tuple[str, ...]    # the arms the claim's rule reads: only these are trained
     why: str                 # why a second look, and what it can decide
     level: float = SECOND_LOOK
@@ -171,7 +171,7 @@ class Grid:
                 raise ValueError(f"{self.claim}: a second look names points the grid does not have: {sorted(unknown)}")
             again = [p for p in out if (p.scale is stated.scale and p.read) or p.name in m.points]
             out += [Point(f"{p.name}, second look (seeds {m.seeds[0]}-{m.seeds[-1]})", p.settings,
-                          replace(p.scale, arms={a: p.scale.arms[a] for a in m.arms}, seeds=tuple(m.seeds)), m.why,
+                          replace(p.scale, arms={a: p.scale.arms[a] for a in m.arms}, declared_seeds=m.declared_seeds), m.why,
                           level=m.level, supersedes=p.name) for p in again]
         return [stated] + out
 

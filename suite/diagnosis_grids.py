@@ -27,7 +27,6 @@ from suite.catalogue import (
                              WINOGRAD,
 )
 from suite.diagnosis import Axis, Grid, MoreSeeds
-from suite.settings import seeds
 
 # ---- pre- vs post-norm: NORM-04 .. NORM-07 read the same four arms ---------------------------
 # The stated configuration with a validation curve every 50 steps (the verdict's records have
@@ -48,7 +47,7 @@ _NORM_AXES = (
 # NORM-05's post / pre is 8.20 [7.66, 8.74] against [7.5, 8.5) and NORM-06's gap +0.0007
 # [-0.0385, 0.0398] against +-0.03, both undecided on three seeds. Judged at 97.5 % on the fresh
 # seeds alone (3-9), as every second look is; the arms are the ones the two rules read.
-_MORE, _MORE_LEVEL = seeds(*range(3, 10)), 0.975
+_MORE, _MORE_LEVEL = tuple(range(3, 10)), 0.975
 _NORM_MORE = MoreSeeds(_MORE, ("pre", "post", "post+warmup"),
                        f"seeds 0-2 left the best checkpoint undecided; fresh seeds {_MORE[0]}-{_MORE[-1]}, judged at "
                        f"a {_MORE_LEVEL * 100:g} % interval since this is a second look (suite.diagnosis.MoreSeeds)",
@@ -59,7 +58,7 @@ NORM_GRIDS = {cid: Grid(cid, NORM_FULL, _NORM_AXES, base=_NORM_CURVE,
 
 # ---- two blocks overfit: DEPTH-01 ------------------------------------------------------------
 # on the first look's three seeds, as declared before the verdict's schedule grew (catalogue.DEPTH_LOOKS)
-DEPTH_GRID = Grid("DEPTH-01", replace(DEPTH_FULL, seeds=DEPTH_FULL.seeds[:3]), (
+DEPTH_GRID = Grid("DEPTH-01", replace(DEPTH_FULL, declared_seeds=DEPTH_FULL.declared_seeds[:3]), (
     Axis("read.checkpoint", ("final", "best"),
          "L252 gives one train and one val perplexity per model, not from which step; our two-block "
          "validation bottoms at step 2000 and then rises"),

@@ -20,7 +20,7 @@ from experiments.polish_lab import (
 from experiments.polish_text import excerpts
 from experiments.runs import Job, memo_key, memo_many, n_params
 from suite.scales import train_log
-from suite.settings import no_corpus
+from suite.settings import DeclaredSeeds, no_corpus
 
 
 @dataclass(frozen=True)
@@ -68,10 +68,10 @@ class MirrorScale:
 
 
 @dataclass(frozen=True)
-class LabScale:
+class LabScale(DeclaredSeeds):
     """The Polish lab: every (excerpt, seed), with and without positions, each set one stack."""
     config: LabConfig
-    seeds: tuple[int, ...]
+    declared_seeds: tuple[int, ...]  # ``seeds``: these, shifted by the seed offset when read
     excerpts: int
     name: str = "tiny-lab"  # a diagnosis grid's point is "tiny-lab@<setting>=<value>"
 

@@ -23,15 +23,15 @@ from experiments.runs import Job, RunSpec, memo_key, memo_many, n_params
 from experiments.train import TrainConfig
 from suite import settings
 from claimcheck.rules import declared_prefix
-from suite.settings import no_corpus
+from suite.settings import DeclaredSeeds, no_corpus
 
 
 @dataclass(frozen=True)
-class Scale:
+class Scale(DeclaredSeeds):
     name: str
     arms: dict             # arm name -> GPTConfig
     train: TrainConfig
-    seeds: tuple[int, ...]
+    declared_seeds: tuple[int, ...]  # ``seeds``: these, shifted by the seed offset when read
     train_slice: float = 1.0
     trains: dict = field(default_factory=dict)  # arm -> its own TrainConfig (e.g. a warmup)
     ci: bool = True        # CI scales train every arm up front (shared among xdist workers)

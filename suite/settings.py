@@ -134,8 +134,19 @@ def exit_on_problem(settings: Settings) -> None:
 
 
 def seeds(*base: int) -> tuple[int, ...]:
-    """The seeds a scale of the catalogue trains, shifted by the loaded seed offset."""
+    """Seeds a test trains itself, shifted by the loaded seed offset."""
     return current().seeds(*base)
+
+
+class DeclaredSeeds:
+    """For a frozen dataclass with a ``declared_seeds`` field (the seeds the catalogue declares):
+    ``seeds`` are those shifted by the loaded seed offset, computed when they are read, so no seed
+    is fixed when a module is imported and the entry point's settings are the ones that count."""
+    declared_seeds: tuple[int, ...]
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return current().seeds(*self.declared_seeds)
 
 
 def no_corpus(err: Exception):

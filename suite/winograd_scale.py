@@ -20,16 +20,17 @@ from experiments.winograd import (
     train_task,
 )
 from suite.scales import _checkpoint
+from suite.settings import DeclaredSeeds
 
 # ---- the Winograd task (IT 3.15) ------------------------------------------------------------
 
 @dataclass(frozen=True)
-class WinogradScale:
+class WinogradScale(DeclaredSeeds):
     """Each (task, model) trains its seeds as one stack, for its own number of steps; held-out
     accuracy is also read every 250 steps. The fields are what a diagnosis grid varies
     (suite/diagnosis_grids.py): each (task, model)'s runs are cached under their own settings only, so a
     point that changes one task retrains that task's models alone."""
-    seeds: tuple[int, ...]
+    declared_seeds: tuple[int, ...]  # ``seeds``: these, shifted by the seed offset when read
     steps: int = 1500
     leaky_block_steps: int = 1000   # the leaky task's one block (our choice; the chapter states no steps)
     leaky_held_pairs: int = LEAKY_HELD_PAIRS

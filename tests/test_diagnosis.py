@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _scale(name="s", seeds=(0, 1)):
-    return replace(LADDER_CI, name=name, arms={k: LADDER_CI.arms[k] for k in ("mean", "4-heads")}, seeds=seeds)
+    return replace(LADDER_CI, name=name, arms={k: LADDER_CI.arms[k] for k in ("mean", "4-heads")},
+                   declared_seeds=seeds)
 
 
 # ---- axes, points and variants ---------------------------------------------------------------
@@ -92,7 +93,9 @@ def test_a_shared_base_setting_gives_the_stated_point_runs_of_its_own():
 
 
 @pytest.mark.fast
-def test_a_second_look_reads_its_points_again_on_fresh_seeds_at_a_stricter_level():
+def test_a_second_look_reads_its_points_again_on_fresh_seeds_at_a_stricter_level(monkeypatch):
+    from suite.settings import Settings
+    monkeypatch.setattr("suite.settings._current", Settings())  # the declared seeds, whatever the run's offset
     s = _scale("base")  # seeds (0, 1), arms mean and 4-heads
     axes = (Axis("read.checkpoint", ("final", "best"), "w"), Axis("model.dropout", (0.0, 0.1), "w"))
     more = MoreSeeds((2, 3, 4), ("mean",), "undecided on two", points=("model.dropout=0.1",))
@@ -463,18 +466,20 @@ def test_a_diagnosis_reaches_the_errata_and_never_changes_the_verdict(pytester, 
     assert "<td>undecided<br><small>an interval crosses" in html
 
 
-@pytest.mark.slow  # seconds, not milliseconds: it runs with --runslow
-def test_every_grid_is_declared_under_a_seed_offset_too():
-    """CLAIMS_SEED_OFFSET shifts every declared seed, a grid's second look included."""
-    import os
-    import subprocess
-    import sys
-    code = ("from suite import settings; settings.load(); from suite.diagnosis_grids import NORM_GRIDS; p = NORM_GRIDS['NORM-05'].points()[-1]; "
-            "print(p.name, p.scale.seeds[0])")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         env={**os.environ, "CLAIMS_SEED_OFFSET": "100"})
-    assert out.returncode == 0, out.stderr[-500:]
-    assert out.stdout.split()[-2:] == ["103-109)", "103"]  # the fresh seeds 3-9, shifted
+@pytest.mark.fast
+def test_seeds_are_shifted_when_they_are_read_not_when_the_catalogue_is_imported(monkeypatch):
+    """CLAIMS_SEED_OFFSET shifts every declared seed, a grid's second look included, when a scale's
+    seeds are read: scales imported before the settings were loaded follow them."""
+    from suite.catalogue import NORM_FULL, TINY_LAB, WINOGRAD_MORE
+    from suite.settings import Settings
+    from suite.diagnosis_grids import NORM_GRIDS
+    monkeypatch.setattr("suite.settings._current", Settings())
+    assert NORM_FULL.seeds == NORM_FULL.declared_seeds == (0, 1, 2)
+    monkeypatch.setattr("suite.settings._current", Settings(seed_offset=100))
+    assert NORM_FULL.seeds == (100, 101, 102) and NORM_FULL.declared_seeds == (0, 1, 2)
+    assert TINY_LAB.seeds[0] == 101 and WINOGRAD_MORE[0].seeds[0] == 110
+    p = NORM_GRIDS["NORM-05"].points()[-1]
+    assert (p.name.split()[-1], p.scale.seeds[0]) == ("103-109)", 103)  # the fresh seeds 3-9, shifted
 
 
 @pytest.mark.fast

@@ -291,7 +291,7 @@ def _smoke(family: str) -> Scale:
     def train(t):
         return replace(t, steps=FIRST_LOSSES, batch_size=2, warmup=min(t.warmup, 5), eval_windows=4,
                        eval_every=10 if t.eval_every else 0, trace_every=5 if t.trace_every else 0)
-    return replace(full, name=f"smoke-{family}", seeds=(0,), train=train(full.train),
+    return replace(full, name=f"smoke-{family}", declared_seeds=(0,), train=train(full.train),
                    trains={k: train(t) for k, t in full.trains.items()},
                    arms={k: replace(c, d_model=16, block_size=16, n_head=min(c.n_head, 2),
                                     d_head=None if c.d_head is None else min(c.d_head, 64))

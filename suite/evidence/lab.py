@@ -76,10 +76,10 @@ def record_paths() -> list:
 
 def config(scale, exs, arm: str) -> dict:
     """What determines a point's runs, as its record keeps it: the lab's config with or without
-    positions, the suite's own seeds (records are made without CLAIMS_SEED_OFFSET) and the
+    positions, the declared seeds (records are made without CLAIMS_SEED_OFFSET) and the
     excerpts' hashes."""
     return json.loads(json.dumps({"lab": asdict(with_positions(scale.config, ARMS[arm])),  # as JSON keeps it
-                                  "seeds": [s - settings.current().seed_offset for s in scale.seeds],
+                                  "seeds": list(scale.declared_seeds),
                                   "excerpts": [ex.sha256 for ex in exs]}))
 
 

@@ -45,10 +45,9 @@ def recorded_scales() -> list:
 
 
 def recorded_arm(scale, task: str, kind: str) -> dict:
-    """The config a record of (point, model) holds: the point's, at the suite's own seeds (records
-    are made without CLAIMS_SEED_OFFSET, which shifts the scale's seeds)."""
-    arm = scale.arm(task, kind)
-    return {**arm, "seeds": [s - settings.current().seed_offset for s in arm["seeds"]]}
+    """The config a record of (point, model) holds: the point's, at its declared seeds (records
+    are made without CLAIMS_SEED_OFFSET, which shifts the seeds a scale reads)."""
+    return {**scale.arm(task, kind), "seeds": list(scale.declared_seeds)}
 
 
 def changed(scale) -> list[tuple[str, str]]:
