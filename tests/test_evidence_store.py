@@ -51,16 +51,19 @@ def test_a_test_reading_a_broken_file_fails_in_its_one_line(tmp_path):
 
 
 def test_the_provenance_names_each_missing_or_wrong_field():
+    from suite.evidence import schema
     good = {"device": "cpu", "device_name": "x", "machine": "x86_64", "torch": "2", "commit": "abc", "code": "c",
             "date": "2026-12-01T00:00:00+00:00", "wall_s": 1.5}
-    assert store.provenance_problems(good) == []
-    assert store.provenance_problems(good, numbers=("tokens_per_s",)) == ["provenance.tokens_per_s: missing"]
-    bad = {**good, "wall_s": -1, "date": "yesterday", "torch": ""}
-    assert sorted(store.provenance_problems(bad)) == [
-        "provenance.date: an ISO date expected, got 'yesterday'",
-        "provenance.torch: a non-empty string expected, got ''",
-        "provenance.wall_s: a positive number expected, got -1"]
-    assert store.provenance_problems(None) == ["provenance: an object expected, got NoneType"]
+    assert schema.problems(schema.Record, {"provenance": good}) == []
+    assert schema.problems(schema.FamilyProvenance, good) == ["tokens_per_s: missing"]
+    bad = {**good, "wall_s": -1, "date": "yesterday", "torch": "", "same_run_as": None}
+    assert sorted(schema.problems(schema.Record, {"provenance": bad})) == [
+        "provenance.date: an ISO date expected, got str 'yesterday'",
+        "provenance.same_run_as: a string expected, got NoneType None",
+        "provenance.torch: string should have at least 1 character, got str ''",
+        "provenance.wall_s: input should be greater than 0, got int -1"]
+    assert schema.problems(schema.Record, {"provenance": None}) == ["provenance: an object expected, got NoneType None"]
+    assert schema.problems(schema.Record, []) == ["record: an object expected, got list []"]
 
 
 def test_a_replay_group_of_an_unreadable_record_stands_alone(tmp_path):

@@ -9,7 +9,6 @@ judge these records (``recorded_runs``); with CUDA they train afresh.
 """
 import functools
 import json
-import math
 from dataclasses import asdict
 from pathlib import Path
 
@@ -18,11 +17,10 @@ import pytest
 
 from experiments import data, train
 from experiments.data import split
-from experiments.train import FIRST_LOSSES
 from claimcheck.rules import declared_prefix
 from suite import catalogue
 from suite.diagnosis_grids import GRIDS
-from suite.evidence import store
+from suite.evidence import schema, store
 from suite.scales import Runs
 
 NAME = "families"
@@ -171,107 +169,36 @@ def recorded_runs(scale) -> Runs:
 
 # ---- the record's schema: a record nobody can quietly edit ------------------------------------
 
-def _number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def _finite(x) -> bool:
-    return _number(x) and math.isfinite(x)
-
-
 def problems(rec) -> list[str]:
-    """Every way ``rec`` breaks the evidence schema, each naming its field: types, ranges
-    (a perplexity is a finite number >= 1), the curve's last point equal to the final values,
-    the steps its scale trains, and the provenance fields. Empty for a sound record."""
-    out = []
-
-    def need(field, ok, what, value):
-        if not ok:
-            out.append(f"{field}: {what} expected, got {type(value).__name__} {value!r:.60}")
-        return ok
-
-    if not need("record", isinstance(rec, dict), "an object", rec):
+    """Every way ``rec`` breaks the evidence schema, each naming its field: its shape first
+    (schema.FamilyRecord: types, ranges, the provenance), then what ties its fields together (the
+    curve's lists of one length, its last point equal to the final values, a trace from step 0)
+    and what the catalogue says (the family, the point, the arm, the steps its scale trains).
+    Empty for a sound record."""
+    out = schema.problems(schema.FamilyRecord, rec)
+    if out:
         return out
-    for key in ("family", "arm", "scale"):
-        need(key, isinstance(rec.get(key), str), "a string", rec.get(key))
-    need("seed", isinstance(rec.get("seed"), int) and not isinstance(rec.get("seed"), bool)
-         and rec["seed"] >= 0, "an integer >= 0", rec.get("seed"))
-    if rec.get("family") not in FAMILIES:
-        out.append(f"family: one of {', '.join(FAMILIES)} expected, got {rec.get('family')!r}")
-    need("config", isinstance(rec.get("config"), dict), "an object", rec.get("config"))
-    losses = rec.get("first_losses")
-    need("first_losses", isinstance(losses, list) and len(losses) == FIRST_LOSSES
-         and all(_finite(x) and x > 0 for x in losses), f"a list of {FIRST_LOSSES} finite positive losses", losses)
-    res = rec.get("result")
-    if need("result", isinstance(res, dict), "an object", res):
-        for key in ("val_ppl", "train_ppl"):
-            need(f"result.{key}", _finite(res.get(key)) and res[key] >= 1, "a finite perplexity >= 1", res.get(key))
-        out += _curve_problems(res.get("curve"), res)
-        out += _trace_problems(res.get("trace"))
-        at = res.get("val_ppl_at_length")
-        if need("result.val_ppl_at_length", isinstance(at, dict), "an object", at):
-            for k, v in at.items():
-                need(f"result.val_ppl_at_length[{k}]", k.isdigit() and _finite(v) and v >= 1,
-                     "a window length mapped to a finite perplexity >= 1", v)
-    prov = rec.get("provenance")
-    out += store.provenance_problems(prov, numbers=("tokens_per_s",))
-    if isinstance(prov, dict) and "same_run_as" in prov and not (isinstance(prov["same_run_as"], str)
-                                                                  and prov["same_run_as"]):
-        out.append(f"provenance.same_run_as: a record's path expected, got {prov['same_run_as']!r:.60}")
-    if "point" in rec and not (isinstance(rec["point"], str) and rec["point"]):
-        out.append(f"point: a grid point's name expected, got {rec['point']!r}")
-    if not out and rec["family"] in FAMILIES:
-        try:
-            scale = family_scale(rec["family"], rec.get("point", ""))
-        except KeyError as e:
-            return [f"point: {e.args[0]}"]
-        if rec["arm"] not in scale.arms:
-            out.append(f"arm: one of {', '.join(scale.arms)} expected, got {rec['arm']!r}")
-        else:
-            steps = scale.trains.get(rec["arm"], scale.train).steps
-            if res["curve"]["step"][-1] != steps:
-                out.append(f"result.curve.step: ends at {res['curve']['step'][-1]}, but {scale.name} trains "
-                           f"{steps} steps (an interrupted run?)")
-    return out
-
-
-def _curve_problems(curve, res) -> list[str]:
-    keys = ("step", "train_ppl", "val_ppl", "loss")
-    if not isinstance(curve, dict) or not all(isinstance(curve.get(k), list) and curve[k] for k in keys):
-        return [f"result.curve: an object of non-empty lists {', '.join(keys)} expected, got {curve!r:.60}"]
-    out = []
-    if len({len(curve[k]) for k in keys}) > 1:
-        out.append("result.curve: its lists differ in length " + str({k: len(curve[k]) for k in keys}))
-    steps = curve["step"]
-    if not all(isinstance(s, int) and not isinstance(s, bool) for s in steps) or any(b <= a for a, b in zip(steps, steps[1:])):
-        out.append(f"result.curve.step: increasing integers expected, got {steps!r:.60}")
-    for k in ("train_ppl", "val_ppl"):
-        if not all(_finite(v) and v >= 1 for v in curve[k]):
-            out.append(f"result.curve.{k}: finite perplexities >= 1 expected")
-        elif _finite(res.get(k)) and curve[k][-1] != res[k]:
-            out.append(f"result.{k}: {res[k]!r} disagrees with its own curve's last point {curve[k][-1]!r}")
-    if not all(_finite(v) for v in curve["loss"]):
-        out.append("result.curve.loss: finite numbers expected")
-    return out
-
-
-def _trace_problems(trace) -> list[str]:
-    if trace is None:
-        return []
-    if not isinstance(trace, dict) or not isinstance(trace.get("step"), list) or not isinstance(trace.get("loss"), list):
-        return [f"result.trace: null or an object with lists step and loss expected, got {trace!r:.60}"]
-    out = []
-    if len(trace["step"]) != len(trace["loss"]) or trace["step"][:1] != [0]:
-        out.append("result.trace: step starts at 0 and has one loss per step")
-    if not all(_finite(v) for v in trace["loss"][1:]) or trace["loss"][:1] not in ([None], []):
-        out.append("result.trace.loss: null at step 0, then finite numbers expected")
-    for i, a in enumerate(trace.get("attention") or []):
-        ok = (isinstance(a, dict) and _finite(a.get("score_std")) and a["score_std"] >= 0
-              and _finite(a.get("entropy")) and a["entropy"] >= 0
-              and _finite(a.get("saturated")) and 0 <= a["saturated"] <= 1)
-        if not ok:
-            out.append(f"result.trace.attention[{i}]: score_std >= 0, entropy >= 0, saturated in [0, 1] expected")
-            break
+    if rec["family"] not in FAMILIES:
+        return [f"family: one of {', '.join(FAMILIES)} expected, got {rec['family']!r}"]
+    res, curve, trace = rec["result"], rec["result"]["curve"], rec["result"]["trace"]
+    lengths = {k: len(v) for k, v in curve.items() if k in ("step", "train_ppl", "val_ppl", "loss")}
+    if len(set(lengths.values())) > 1:
+        return [f"result.curve: its lists differ in length {lengths}"]
+    out += [f"result.{k}: {res[k]!r} disagrees with its own curve's last point {curve[k][-1]!r}"
+            for k in ("train_ppl", "val_ppl") if curve[k][-1] != res[k]]
+    if trace is not None and (len(trace["step"]) != len(trace["loss"]) or trace["step"][:1] != [0]
+                              or trace["loss"][:1] != [None] or None in trace["loss"][1:]):
+        out.append("result.trace: step starts at 0, with a loss per step: null at step 0, then numbers")
+    try:
+        scale = family_scale(rec["family"], rec.get("point") or "")
+    except KeyError as e:
+        return out + [f"point: {e.args[0]}"]
+    if rec["arm"] not in scale.arms:
+        return out + [f"arm: one of {', '.join(scale.arms)} expected, got {rec['arm']!r}"]
+    steps = scale.trains.get(rec["arm"], scale.train).steps
+    if curve["step"][-1] != steps:
+        out.append(f"result.curve.step: ends at {curve['step'][-1]}, but {scale.name} trains {steps} steps "
+                   "(an interrupted run?)")
     return out
 
 

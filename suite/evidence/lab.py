@@ -14,7 +14,6 @@ against its schema in the fast tier, and the first steps of its runs are retrain
 tier (tests/test_evidence_lab.py).
 """
 import json
-import math
 import time
 from dataclasses import asdict, replace
 
@@ -27,7 +26,7 @@ from experiments.train import FIRST_LOSSES
 from suite import settings
 from suite.catalogue import SCHEDULED, TINY_LAB, TINY_LAB_MORE
 from suite.diagnosis_grids import LAB_GRID_ARMS, LAB_GRIDS
-from suite.evidence import store
+from suite.evidence import schema, store
 from suite.lab_scale import LabRuns
 
 FAMILY = NAME = "lab"
@@ -123,40 +122,33 @@ def record(names=(), log=print) -> list:
 
 def problems(rec) -> list[str]:
     """Every way ``rec`` breaks the lab record's schema, each naming its field; empty for a sound
-    record. One run per (excerpt, seed), a perplexity >= 1 at every checkpoint of each part, the
-    first training losses of every run, and the provenance."""
-    if not isinstance(rec, dict):
-        return [f"record: an object expected, got {type(rec).__name__}"]
-    out = [] if rec.get("family") == FAMILY else [f"family: {FAMILY!r} expected, got {rec.get('family')!r}"]
+    record. Its shape (schema.LabRecord: perplexities >= 1, finite positive first losses, the
+    provenance), then the point's: its config, one run per (excerpt, seed), a perplexity at every
+    checkpoint of each part, and the first training losses of every run."""
+    out = schema.problems(schema.LabRecord, rec)
+    if out:
+        return out
     scales = {s.name: s for s in recorded_scales()}
-    if not isinstance(rec.get("point"), str) or rec["point"] not in scales:
-        return out + [f"point: one of {', '.join(scales)} expected, got {rec.get('point')!r:.60}"]
+    if rec["point"] not in scales:
+        return [f"point: one of {', '.join(scales)} expected, got {rec['point']!r:.60}"]
     scale = scales[rec["point"]]
-    if rec.get("arm") not in arms(scale):
-        return out + [f"arm: one of {', '.join(arms(scale))} expected, got {rec.get('arm')!r:.60}"]
+    if rec["arm"] not in arms(scale):
+        return [f"arm: one of {', '.join(arms(scale))} expected, got {rec['arm']!r:.60}"]
     want = config(scale, scale.texts(), rec["arm"])
-    if rec.get("config") != want:
-        return out + [f"config: the point's settings expected ({want['lab']}), got {rec.get('config')!r:.80}"]
-    res = rec.get("result")
-    if not isinstance(res, dict):
-        return out + ["result: an object expected"]
+    if rec["config"] != want:
+        return [f"config: the point's settings expected ({want['lab']}), got {rec['config']!r:.80}"]
+    res, checkpoints = rec["result"], want["lab"]["checkpoints"]
     runs = [[e, s] for e in range(len(want["excerpts"])) for s in want["seeds"]]
-    if res.get("runs") != runs:
+    if res["runs"] != runs:
         out.append("result.runs: one run per (excerpt, seed), excerpts outer, expected")
-    if res.get("checkpoints") != list(want["lab"]["checkpoints"]):
-        out.append(f"result.checkpoints: {want['lab']['checkpoints']} expected, got {res.get('checkpoints')!r:.60}")
+    if res["checkpoints"] != list(checkpoints):
+        out.append(f"result.checkpoints: {checkpoints} expected, got {res['checkpoints']!r:.60}")
     for part in ("train", "val", "test"):
-        rows = res.get(part)
-        if not (isinstance(rows, list) and len(rows) == len(runs) and all(
-                isinstance(r, list) and len(r) == len(want["lab"]["checkpoints"])
-                and all(isinstance(x, float) and math.isfinite(x) and x >= 1 for x in r) for r in rows)):
-            out.append(f"result.{part}: per run, a perplexity >= 1 at every checkpoint expected")
-    first = res.get("first_losses")
-    if not (isinstance(first, list) and len(first) == len(runs) and all(
-            isinstance(r, list) and len(r) == FIRST_LOSSES
-            and all(isinstance(x, float) and math.isfinite(x) and x > 0 for x in r) for r in first)):
-        out.append(f"result.first_losses: per run, {FIRST_LOSSES} finite positive losses expected")
-    return out + store.provenance_problems(rec.get("provenance"))
+        if len(res[part]) != len(runs) or any(len(r) != len(checkpoints) for r in res[part]):
+            out.append(f"result.{part}: per run, a perplexity at every checkpoint expected")
+    if len(res["first_losses"]) != len(runs):
+        out.append("result.first_losses: one list per run expected")
+    return out
 
 
 def pending() -> list[store.Pending]:

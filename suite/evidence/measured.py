@@ -24,7 +24,7 @@ import pytest
 import torch
 
 from suite.catalogue import MEASURED
-from suite.evidence import store
+from suite.evidence import schema, store
 
 FAMILY = NAME = "measured"
 REPLAYS = False
@@ -95,21 +95,20 @@ def _leaves(x, where="result"):
 
 
 def problems(rec) -> list[str]:
-    """Every way ``rec`` breaks the measured record's schema, each naming its field: a known scale,
-    its current config, a result of finite numbers >= 0, the provenance."""
-    if not isinstance(rec, dict):
-        return [f"record: an object expected, got {type(rec).__name__}"]
-    out = []
-    if rec.get("family") != FAMILY:
-        out.append(f"family: {FAMILY!r} expected, got {rec.get('family')!r}")
+    """Every way ``rec`` breaks the measured record's schema, each naming its field: its shape
+    (schema.MeasuredRecord, the provenance), a known scale, its current config, and a result of
+    finite numbers >= 0 in the scale's shape."""
+    out = schema.problems(schema.MeasuredRecord, rec)
+    if out:
+        return out
     names = [s.name for s in MEASURED]
-    if rec.get("scale") not in names:
-        return out + [f"scale: one of {', '.join(names)} expected, got {rec.get('scale')!r:.60}"]
+    if rec["scale"] not in names:
+        return [f"scale: one of {', '.join(names)} expected, got {rec['scale']!r:.60}"]
     scale = scale_named(rec["scale"])
-    if rec.get("config") != scale.config():
-        out.append(f"config: {scale.config()} expected (the scale's), got {rec.get('config')!r:.80}; "
+    if rec["config"] != scale.config():
+        out.append(f"config: {scale.config()} expected (the scale's), got {rec['config']!r:.80}; "
                    f"rerun `{COMMAND} {scale.name}`")
-    if not isinstance(rec.get("result"), (dict, list)) or not rec["result"]:
+    if not rec["result"]:
         return out + ["result: a non-empty object expected"]
     for where, leaf in _leaves(rec["result"]):
         if isinstance(leaf, float) and not math.isfinite(leaf):
@@ -121,7 +120,7 @@ def problems(rec) -> list[str]:
             out.append(f"{where}: a value expected, got null")
     if not out and (shape := scale.shape_problem(rec["result"])):  # one value per seed, size, ...
         out.append(f"result: {shape}")
-    return out + store.provenance_problems(rec.get("provenance"))
+    return out
 
 
 def load(scale) -> dict | None:

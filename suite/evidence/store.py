@@ -10,9 +10,9 @@ nothing a verdict needs retrained (measured.py). Each kind is a module that impl
 (the trained kinds retrain a record's first steps; a measurement is measured afresh whole,
 ``measured.stale``). ``python -m suite.evidence`` is their one command line, and loops over them.
 
-Here: where records live, reading one (a broken file is one line naming the file and the field),
-writing one atomically, the provenance every record carries, the replay's tolerances, and the
-kinds' interface.
+Here: where records live, reading one (a broken file is one line naming the file and the field;
+the records' shapes are declared in schema.py), writing one atomically, the provenance every
+record carries, the replay's tolerances, and the kinds' interface.
 """
 import functools
 import json
@@ -71,8 +71,6 @@ SPREAD_KERNELS = {
     "threads-2": {"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"},
 }
 
-# The provenance every record carries; ``wall_s`` is a positive number, the rest non-empty strings.
-PROVENANCE = ("device", "device_name", "machine", "torch", "commit", "code", "date", "wall_s")
 
 
 class InvalidRecord(ValueError):
@@ -149,31 +147,6 @@ def provenance(device, wall_s: float, **more) -> dict:
     return {"device": str(device), "device_name": device_name(device), "machine": platform.machine(),
             "torch": torch.__version__, "commit": commit(), "code": code_version(),
             "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "wall_s": round(wall_s, 2), **more}
-
-
-def _positive(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
-
-
-def provenance_problems(prov, numbers: tuple[str, ...] = ()) -> list[str]:
-    """Every way ``prov`` breaks the provenance every record carries (``numbers``: a kind's own
-    positive numbers, required too), each naming its field."""
-    if not isinstance(prov, dict):
-        return [f"provenance: an object expected, got {type(prov).__name__}"]
-    positive = ("wall_s", *numbers)
-    out = [f"provenance.{k}: missing" for k in (*PROVENANCE, *numbers) if k not in prov]
-    for k in positive:
-        if k in prov and not _positive(prov[k]):
-            out.append(f"provenance.{k}: a positive number expected, got {prov[k]!r:.40}")
-    for k in PROVENANCE:
-        if k in prov and k not in positive and not (isinstance(prov[k], str) and prov[k]):
-            out.append(f"provenance.{k}: a non-empty string expected, got {prov[k]!r:.40}")
-    if isinstance(prov.get("date"), str):
-        try:
-            datetime.fromisoformat(prov["date"])
-        except ValueError:
-            out.append(f"provenance.date: an ISO date expected, got {prov['date']!r}")
-    return out
 
 
 def write(path: Path, rec: dict) -> None:

@@ -14,18 +14,16 @@ leaky task's models as they are, and reads them from the stated runs). A record 
 against its schema in the fast tier and its first steps are retrained in the slow tier, like the
 families' records (suite/evidence/families.py).
 """
-import math
 import time
 
 import pytest
 import torch
 
-from experiments.train import FIRST_LOSSES
 from experiments.winograd import ADJECTIVES, fixed_task, leaky_task, train_task
 from suite import settings
 from suite.catalogue import SCHEDULED, WINOGRAD, WINOGRAD_MORE
 from suite.diagnosis_grids import WINOGRAD_GRIDS
-from suite.evidence import store
+from suite.evidence import schema, store
 from suite.winograd_scale import WinogradRuns, train_winograd
 
 FAMILY = NAME = "winograd"
@@ -112,8 +110,9 @@ def record(names=(), log=print) -> list:
 
 # ---- the schema ------------------------------------------------------------------------------
 
-def _unit(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and 0 <= x <= 1
+def _counts(scores: dict, n: int) -> bool:
+    """Whether each score is a count over ``n`` sentences."""
+    return all(abs(scores[k] * n - round(scores[k] * n)) < 1e-6 for k in ("accuracy", "pair_accuracy", "wrong_noun"))
 
 
 def _halves_problem(point: dict, cfg: dict) -> str:
@@ -125,9 +124,7 @@ def _halves_problem(point: dict, cfg: dict) -> str:
     pairs = cfg["held_pairs"]
     sizes = {"select": len(ADJECTIVES) * (pairs - pairs // 2), "report": len(ADJECTIVES) * (pairs // 2)}
     for half, n in sizes.items():
-        s = point.get(half)
-        scores = [s.get(k) for k in ("accuracy", "pair_accuracy", "wrong_noun")] if isinstance(s, dict) else [None]
-        if not all(_unit(x) and abs(x * n - round(x * n)) < 1e-6 for x in scores):
+        if half not in point or not _counts(point[half], n):
             return f"{half}: accuracy, pair_accuracy, wrong_noun expected, each a count over its {n} sentences"
     right = sum(point[h]["accuracy"] * n for h, n in sizes.items())
     if abs(right - point["accuracy"] * sum(sizes.values())) > 1e-6:
@@ -137,68 +134,52 @@ def _halves_problem(point: dict, cfg: dict) -> str:
 
 def problems(rec) -> list[str]:
     """Every way ``rec`` breaks the Winograd record's schema, each naming its field; empty for a
-    sound record. Scores are fractions in [0, 1], each run's final scores equal its curve's last
-    point, the curve ends at the configured steps, attention rows are distributions."""
-    if not isinstance(rec, dict):
-        return [f"record: an object expected, got {type(rec).__name__}"]
-    out = []
-    if rec.get("family") != FAMILY:
-        out.append(f"family: {FAMILY!r} expected, got {rec.get('family')!r}")
+    sound record. Its shape (schema.WinogradRecord: scores in [0, 1], finite positive first losses,
+    rows of 15 weights, the provenance), then the point's: its config, a run per seed, an
+    evaluation every 250 steps to the last, scores that count sentences, each run's final scores
+    equal to its curve's last point, and attention rows that are distributions."""
+    out = schema.problems(schema.WinogradRecord, rec)
+    if out:
+        return out
     scales = {s.name: s for s in recorded_scales()}
-    if not isinstance(rec.get("point"), str) or rec["point"] not in scales:
-        return out + [f"point: one of {', '.join(scales)} expected, got {rec.get('point')!r:.60}"]
+    if rec["point"] not in scales:
+        return [f"point: one of {', '.join(scales)} expected, got {rec['point']!r:.60}"]
     scale = scales[rec["point"]]
     models = {f"{t}/{k}": (t, k) for t, k in changed(scale)}
-    if not isinstance(rec.get("arm"), str) or rec["arm"] not in models:
-        return out + [f"arm: one of {', '.join(models)} expected, got {rec.get('arm')!r:.60}"]
+    if rec["arm"] not in models:
+        return [f"arm: one of {', '.join(models)} expected, got {rec['arm']!r:.60}"]
     task, kind = models[rec["arm"]]
-    cfg = rec.get("config")
+    cfg = rec["config"]
     if cfg != recorded_arm(scale, task, kind):
-        out.append(f"config: {recorded_arm(scale, task, kind)} expected (the point's settings), got {cfg!r:.80}")
-        return out
+        return [f"config: {recorded_arm(scale, task, kind)} expected (the point's settings), got {cfg!r:.80}"]
     n = len(ADJECTIVES) * cfg["held_pairs"]  # held-out sentences: every score is a count over them
     evaluations = sorted({*range(250, cfg["steps"], 250), cfg["steps"]})  # train_task's eval_every
-    runs = (rec.get("result") or {}).get("runs") if isinstance(rec.get("result"), dict) else None
-    if not isinstance(runs, list) or [r.get("seed") if isinstance(r, dict) else None for r in runs] != cfg["seeds"]:
-        return out + [f"result.runs: one run per seed {cfg['seeds']} expected"]
+    runs = rec["result"]["runs"]
+    if [r["seed"] for r in runs] != cfg["seeds"]:
+        return [f"result.runs: one run per seed {cfg['seeds']} expected"]
     for i, r in enumerate(runs):
-        where = f"result.runs[{i}]"
-        curve = r.get("curve")
-        if not isinstance(curve, list) or not curve or not all(isinstance(p, dict) for p in curve):
-            out.append(f"{where}.curve: a non-empty list of evaluations expected")
-            continue
-        steps = [p.get("step") for p in curve]
+        where, curve = f"result.runs[{i}]", r["curve"]
+        steps = [p["step"] for p in curve]
         if steps != evaluations:
             out.append(f"{where}.curve.step: an evaluation every 250 steps and at {cfg['steps']} expected, "
                        f"got {steps!r:.60}")
         for p in curve:
-            scores = [p.get(k) for k in ("accuracy", "pair_accuracy", "wrong_noun")]
-            if not all(_unit(x) for x in scores):
-                out.append(f"{where}.curve: accuracy, pair_accuracy, wrong_noun in [0, 1] expected at step {p.get('step')}")
-                break
-            if not all(abs(x * n - round(x * n)) < 1e-6 for x in scores) or scores[0] + scores[2] > 1 + 1e-9:
-                out.append(f"{where}.curve: at step {p.get('step')}, scores that are counts over {n} sentences "
+            if not _counts(p, n) or p["accuracy"] + p["wrong_noun"] > 1 + 1e-9:
+                out.append(f"{where}.curve: at step {p['step']}, scores that are counts over {n} sentences "
                            "expected, with accuracy + wrong_noun <= 1 (two different answers)")
                 break
             if problem := _halves_problem(p, cfg):
-                out.append(f"{where}.curve: at step {p.get('step')}, {problem}")
+                out.append(f"{where}.curve: at step {p['step']}, {problem}")
                 break
-        if r.get("final") != curve[-1]:
-            out.append(f"{where}.final: {r.get('final')!r:.60} disagrees with its own curve's last point")
-        losses = r.get("first_losses")
-        if not (isinstance(losses, list) and len(losses) == FIRST_LOSSES
-                and all(isinstance(x, float) and math.isfinite(x) and x > 0 for x in losses)):
-            out.append(f"{where}.first_losses: a list of {FIRST_LOSSES} finite positive losses expected")
+        if r["final"] != curve[-1]:
+            out.append(f"{where}.final: {r['final']!r:.60} disagrees with its own curve's last point")
         if (task, kind) == ("fixed", "2-blocks"):
             for key in ("rows", "rows_held"):
                 rows = r.get(key)
-                ok = (isinstance(rows, dict) and set(rows) == set(ADJECTIVES) and all(
-                    isinstance(b, list) and len(b) == 2 and all(
-                        isinstance(row, list) and len(row) == 15 and all(_unit(w) for w in row)
-                        and abs(sum(row) - 1) < 1e-4 for row in b) for b in rows.values()))
-                if not ok:
+                if not (rows and set(rows) == set(ADJECTIVES)
+                        and all(abs(sum(row) - 1) < 1e-4 for b in rows.values() for row in b)):
                     out.append(f"{where}.{key}: per adjective, 2 blocks of 15 weights summing to 1 expected")
-    return out + store.provenance_problems(rec.get("provenance"))
+    return out
 
 
 def pending() -> list[store.Pending]:
