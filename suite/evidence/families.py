@@ -178,8 +178,8 @@ def problems(rec) -> list[str]:
     out = schema.problems(schema.FamilyRecord, rec)
     if out:
         return out
-    if rec["family"] not in FAMILIES:
-        return [f"family: one of {', '.join(FAMILIES)} expected, got {rec['family']!r}"]
+    if bad := schema.one_of(rec, "family", FAMILIES):
+        return bad
     res, curve, trace = rec["result"], rec["result"]["curve"], rec["result"]["trace"]
     lengths = {k: len(v) for k, v in curve.items() if k in ("step", "train_ppl", "val_ppl", "loss")}
     if len(set(lengths.values())) > 1:
@@ -193,8 +193,8 @@ def problems(rec) -> list[str]:
         scale = family_scale(rec["family"], rec.get("point") or "")
     except KeyError as e:
         return out + [f"point: {e.args[0]}"]
-    if rec["arm"] not in scale.arms:
-        return out + [f"arm: one of {', '.join(scale.arms)} expected, got {rec['arm']!r}"]
+    if bad := schema.one_of(rec, "arm", scale.arms):
+        return out + bad
     steps = scale.trains.get(rec["arm"], scale.train).steps
     if curve["step"][-1] != steps:
         out.append(f"result.curve.step: ends at {curve['step'][-1]}, but {scale.name} trains {steps} steps "

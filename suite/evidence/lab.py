@@ -129,11 +129,9 @@ def problems(rec) -> list[str]:
     if out:
         return out
     scales = {s.name: s for s in recorded_scales()}
-    if rec["point"] not in scales:
-        return [f"point: one of {', '.join(scales)} expected, got {rec['point']!r:.60}"]
+    if bad := schema.one_of(rec, "point", scales) or schema.one_of(rec, "arm", arms(scales[rec["point"]])):
+        return bad
     scale = scales[rec["point"]]
-    if rec["arm"] not in arms(scale):
-        return [f"arm: one of {', '.join(arms(scale))} expected, got {rec['arm']!r:.60}"]
     want = config(scale, scale.texts(), rec["arm"])
     if rec["config"] != want:
         return [f"config: the point's settings expected ({want['lab']}), got {rec['config']!r:.80}"]

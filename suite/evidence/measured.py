@@ -101,9 +101,8 @@ def problems(rec) -> list[str]:
     out = schema.problems(schema.MeasuredRecord, rec)
     if out:
         return out
-    names = [s.name for s in MEASURED]
-    if rec["scale"] not in names:
-        return [f"scale: one of {', '.join(names)} expected, got {rec['scale']!r:.60}"]
+    if bad := schema.one_of(rec, "scale", [s.name for s in MEASURED]):
+        return bad
     scale = scale_named(rec["scale"])
     if rec["config"] != scale.config():
         out.append(f"config: {scale.config()} expected (the scale's), got {rec['config']!r:.80}; "

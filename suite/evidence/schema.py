@@ -176,6 +176,13 @@ class MeasuredRecord(Record):
     result: dict | list  # non-empty, its leaves finite and >= 0: measured.py
 
 
+def one_of(rec: dict, field: str, options) -> list[str]:
+    """The one line when ``rec[field]`` is not among ``options`` (what the catalogue declares)."""
+    if rec[field] in options:
+        return []
+    return [f"{field}: one of {', '.join(options)} expected, got {rec[field]!r:.60}"]
+
+
 def problems(model: type[BaseModel], rec) -> list[str]:
     """Every way ``rec`` breaks ``model``, one line each naming its field; empty when sound."""
     try:

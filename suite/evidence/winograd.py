@@ -142,12 +142,12 @@ def problems(rec) -> list[str]:
     if out:
         return out
     scales = {s.name: s for s in recorded_scales()}
-    if rec["point"] not in scales:
-        return [f"point: one of {', '.join(scales)} expected, got {rec['point']!r:.60}"]
+    if bad := schema.one_of(rec, "point", scales):
+        return bad
     scale = scales[rec["point"]]
     models = {f"{t}/{k}": (t, k) for t, k in changed(scale)}
-    if rec["arm"] not in models:
-        return [f"arm: one of {', '.join(models)} expected, got {rec['arm']!r:.60}"]
+    if bad := schema.one_of(rec, "arm", models):
+        return bad
     task, kind = models[rec["arm"]]
     cfg = rec["config"]
     if cfg != recorded_arm(scale, task, kind):
