@@ -4,9 +4,11 @@ Each is a scale of suite/scales.py (or of suite/lab_scale.py, suite/winograd_sca
 scales train on the CPU in the slow tier; ``full`` scales are the document's own configuration,
 trained on CUDA or read from committed evidence. A test declares the scales it reads
 (``@reads(NORM_FULL)``, suite/reading.py) and reads them through ``runs_of``.
-Each declares its seeds (``declared_seeds``); ``CLAIMS_SEED_OFFSET=k`` shifts them by k when a
-scale's ``seeds`` are read (suite/settings.py ``DeclaredSeeds``), never at import, so that anyone
-can check that no verdict depends on the seeds it happens to run.
+Each training scale declares its seeds (``declared_seeds``); ``CLAIMS_SEED_OFFSET=k`` shifts them
+by k when a scale's ``seeds`` are read (suite/settings.py ``DeclaredSeeds``), never at import, so
+that anyone can check that no verdict depends on the seeds it happens to run. The measurements at
+initialisation and the mirror (NORM03_GRADS, NORM03_MORE, MIRROR_*) keep fixed ``seeds``: the
+offset does not move them.
 """
 from dataclasses import replace
 

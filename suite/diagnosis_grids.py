@@ -49,8 +49,9 @@ _NORM_AXES = (
 # seeds alone (3-9), as every second look is; the arms are the ones the two rules read.
 _MORE, _MORE_LEVEL = tuple(range(3, 10)), 0.975
 _NORM_MORE = MoreSeeds(_MORE, ("pre", "post", "post+warmup"),
-                       f"seeds 0-2 left the best checkpoint undecided; fresh seeds {_MORE[0]}-{_MORE[-1]}, judged at "
-                       f"a {_MORE_LEVEL * 100:g} % interval since this is a second look (suite.diagnosis.MoreSeeds)",
+                       f"seeds 0-2 left the best checkpoint undecided; the fresh seeds {_MORE[0]}-{_MORE[-1]} (as "
+                       f"declared), judged at a {_MORE_LEVEL * 100:g} % interval since this is a second look "
+                       "(suite.diagnosis.MoreSeeds)",
                        level=_MORE_LEVEL)
 NORM_GRIDS = {cid: Grid(cid, NORM_FULL, _NORM_AXES, base=_NORM_CURVE,
                         more_seeds=_NORM_MORE if cid in ("NORM-05", "NORM-06") else None)

@@ -309,13 +309,14 @@ def test_every_full_scale_family_runs_from_config_to_record_to_judge(family, tmp
     smoke = _smoke(family)
     monkeypatch.setitem(evidence.FAMILIES, f"smoke-{family}", smoke)
     monkeypatch.setattr(store, "EVIDENCE", tmp_path)
-    written = recording.run(f"smoke-{family}", [0], device="cpu", log=lambda *_: None)
+    seed = smoke.seeds[0]  # 0, shifted by CLAIMS_SEED_OFFSET
+    written = recording.run(f"smoke-{family}", [seed], device="cpu", log=lambda *_: None)
     assert len(written) == len(smoke.arms)
     runs = evidence.recorded_runs(smoke)
-    assert runs.seeds == (0,)
+    assert runs.seeds == (seed,)
     for arm in smoke.arms:
         t = smoke.trains.get(arm, smoke.train)
-        run = runs.run(arm, 0)
+        run = runs.run(arm, seed)
         assert np.isfinite(runs.val(arm)).all() and np.isfinite(runs.train(arm)).all()
         assert run.curve["step"][-1] == t.steps and len(run.curve["val_ppl"]) == len(run.curve["step"])
         assert np.isfinite([runs.at_length(arm, L) for L in t.eval_lengths]).all()

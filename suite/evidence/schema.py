@@ -7,8 +7,9 @@ catalogue (the point, the arm, the config, the steps a scale trains) and what ti
 together (a curve's last point and the final value) the kind checks after, in its own module.
 
 Each problem is one line that names its field, as the record spells it:
-``result.curve.val_ppl[3]: a number >= 1 expected, got 0.5``.
+``result.curve.val_ppl[3]: input should be greater than or equal to 1, got float 0.5``.
 """
+import re
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -184,12 +185,25 @@ def one_of(rec: dict, field: str, options) -> list[str]:
 
 
 def problems(model: type[BaseModel], rec) -> list[str]:
-    """Every way ``rec`` breaks ``model``, one line each naming its field; empty when sound."""
+    """Every way ``rec`` breaks ``model``, one line each naming its field; empty when sound. A
+    value that fits none of a field's types (an object or a list) is one line naming them all."""
     try:
         model.model_validate(rec)
     except ValidationError as e:
-        return [_line(err) for err in e.errors(include_url=False)]
+        lines: dict[tuple[str, str], list[str]] = {}
+        for err in e.errors(include_url=False):
+            where, what, got = _line(err)
+            lines.setdefault((where, got), []).append(what)
+        return [f"{where}: {_either(whats)}{got}" for (where, got), whats in lines.items()]
     return []
+
+
+def _either(whats: list[str]) -> str:
+    """"an object or a list expected" from a union's "an object expected" and "a list expected"."""
+    whats = list(dict.fromkeys(whats))
+    if len(whats) > 1 and all(w.endswith(" expected") for w in whats):
+        return " or ".join(w.removesuffix(" expected") for w in whats) + " expected"
+    return "; ".join(whats)
 
 
 # pydantic's wording for a wrong type, in the words the rest of the suite's messages use
@@ -197,10 +211,14 @@ _EXPECTED = {"model_type": "an object", "dict_type": "an object", "list_type": "
              "float_type": "a number", "int_type": "an integer"}
 
 
-def _line(err: dict) -> str:
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".") or "record"
+def _line(err: dict) -> tuple[str, str, str]:
+    """(the field, what it should be, what it is) for one pydantic error. Its location, as the
+    record spells it: a list item in brackets; pydantic's own parts (a union member's type, a
+    dict key's marker) left out."""
+    loc = [p for p in err["loc"] if isinstance(p, int) or not (p == "[key]" or re.fullmatch(r"[\w-]+\[.*\]", p))]
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "record"
     if err["type"] == "missing":
-        return f"{where}: missing"
+        return where, "missing", ""
     if err["type"] == "literal_error":
         what = f"{err['ctx']['expected']} expected"
     elif err["type"] in _EXPECTED:
@@ -208,4 +226,4 @@ def _line(err: dict) -> str:
     else:
         msg = err["msg"].removeprefix("Value error, ")
         what = msg[0].lower() + msg[1:]
-    return f"{where}: {what}, got {type(err['input']).__name__} {err['input']!r:.60}"
+    return where, what, f", got {type(err['input']).__name__} {err['input']!r:.60}"
