@@ -26,6 +26,7 @@ Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Seed = Annotated[int, Field(ge=0)]
 Text = Annotated[str, Field(min_length=1)]
 
+
 def _iso(date: str) -> str:
     try:
         datetime.fromisoformat(date)
