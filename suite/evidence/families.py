@@ -181,7 +181,7 @@ def problems(rec) -> list[str]:
     if bad := schema.one_of(rec, "family", FAMILIES):
         return bad
     res, curve, trace = rec["result"], rec["result"]["curve"], rec["result"]["trace"]
-    lengths = {k: len(v) for k, v in curve.items() if k in ("step", "train_ppl", "val_ppl", "loss")}
+    lengths = {k: len(curve[k]) for k in ("step", "train_ppl", "val_ppl", "loss")}
     if len(set(lengths.values())) > 1:
         return [f"result.curve: its lists differ in length {lengths}"]
     out += [f"result.{k}: {res[k]!r} disagrees with its own curve's last point {curve[k][-1]!r}"
