@@ -7,6 +7,8 @@ read the records through ``suite.scales.Scale.runs`` when there is no CUDA devic
 import functools
 import json
 import re
+import threading
+import time
 import tomllib
 from dataclasses import replace
 
@@ -460,6 +462,50 @@ def test_a_point_that_only_adds_a_curve_records_the_familys_own_run_too(tmp_path
     # seed, since recording the point again would skip it
     evidence.path("norm", "post", seed).unlink()
     assert ("norm", "", "post", (seed,)) in evidence.todo()
+
+
+@pytest.mark.fast
+def test_two_processes_recording_at_once_pass_over_each_others_records(tmp_path, monkeypatch):
+    """A record another process is training is passed over and come back to at the end of the
+    set: trained then if it is still missing, and never trained twice when the other process
+    recorded it meanwhile."""
+    from experiments import runs
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path / "evidence")
+    monkeypatch.setattr(recording, "cache_dir", lambda: tmp_path / "cache")
+    scale = evidence.family_scale("norm")
+    first, second, third = scale.seeds[:3]
+    trained = []
+
+    def ensure(specs, log, progress):
+        (spec,) = specs
+        trained.append(spec.seeds)
+        if spec.seeds == (second,):  # meanwhile the other process records `first` and lets go
+            other.release()
+            assert recording.run("norm", [first], ["post"], log=lambda *_: None) == [
+                evidence.path("norm", "post", first)]
+        return [[{"val_ppl": 60.0 + s, "train_ppl": 12.0, "val_ppl_at_length": {}, "trace": None,
+                  "curve": {"step": [1000], "train_ppl": [12.0], "val_ppl": [60.0 + s], "loss": [4.0]},
+                  "first_losses": [5.5] * FIRST_LOSSES, "wall_s": 90.0, "tokens_per_s": 1000} for s in spec.seeds]]
+    monkeypatch.setattr(runs, "ensure", ensure)
+    other = recording._claim(evidence.path("norm", "post", first), wait=False)  # another process's claim
+    assert other is not None and recording._claim(evidence.path("norm", "post", first), wait=False) is None
+    said = []
+    written = recording.run("norm", [first, second], ["post"], log=said.append)
+    assert trained == [(second,), (first,)]  # `first` once, by the other process
+    assert written == [evidence.path("norm", "post", second)]
+    assert f"  post seeds [{first}]: another process is recording it; back to it at the end" in said
+    # a claim held to the end of the set is waited for, then trained if still missing
+    held, trained[:] = threading.Event(), []
+
+    def hold():
+        lock = recording._claim(evidence.path("norm", "post", third), wait=False)
+        held.set()
+        time.sleep(0.3)
+        lock.release()
+    threading.Thread(target=hold).start()
+    held.wait()
+    assert recording.run("norm", [third], ["post"], log=lambda *_: None) == [evidence.path("norm", "post", third)]
+    assert trained == [(third,)]
 
 
 @pytest.mark.fast

@@ -2,16 +2,22 @@
 records, and what they still lack): ``run`` records what is missing of a family's arms and seeds,
 ``record_pending`` records what ``families.ranked_rows`` lists within a time budget (a lent
 GPU's script), ``record_grid`` a claim's diagnosis grid. A run goes through the run cache, so an
-interrupted set resumes at the first run it had not finished.
+interrupted set resumes at the first run it had not finished. Several processes may record at
+once (one per core, say): each record is claimed while it trains, and a process passes over a
+record another holds, coming back to it only at the end of its set.
 """
+import contextlib
+import hashlib
 import sys
 import time
 from pathlib import Path
 
 import torch
+from filelock import FileLock, Timeout
 from tqdm import tqdm
 
 from experiments import runs
+from experiments.data import cache_dir
 from suite.diagnosis_grids import GRIDS
 from suite.evidence import store
 from suite.evidence.families import (FAMILIES, evaluated_at_end, family_of, family_scale, load, make_record,
@@ -57,8 +63,42 @@ def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "",
     steps = sum(scale.trains.get(a, scale.train).steps for a, _ in groups)
     log(f"{family}: {len(todo)} run(s) to train on {device} ({torch.get_num_threads()} threads), "
         f"{len(arms) * len(seeds) - len(todo)} already recorded")
-    progress, written = _bar(steps, [0]), []
+    progress, written, held = _bar(steps, [0]), [], []
     for (arm, _), group in groups.items():
+        if not _record(family, arm, group, device, log, point, progress, written, wait=False):
+            log(f"  {arm} seeds {group}: another process is recording it; back to it at the end")
+            held.append((arm, group))
+    for arm, group in held:  # by now most are recorded by whoever held them; else wait for them
+        _record(family, arm, group, device, log, point, progress, written, wait=True)
+    return written
+
+
+def _claim(out: Path, wait: bool):
+    """A lock on recording ``out`` (released with the process that holds it, however it ends),
+    or None when another process holds it and ``wait`` is False."""
+    d = cache_dir() / "recording"
+    d.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(d / f"{hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:20]}.lock"))
+    try:
+        lock.acquire(timeout=-1 if wait else 0)
+    except Timeout:
+        return None
+    return lock
+
+
+def _record(family, arm, group, device, log, point, progress, written, wait) -> bool:
+    """Train and record ``group``'s seeds of ``arm`` (appending to ``written``), holding their
+    claims; False, with nothing done, when another process holds one and ``wait`` is False."""
+    scale = family_scale(family, point)
+    with contextlib.ExitStack() as claims:
+        for seed in group:
+            lock = _claim(path(family, arm, seed, point), wait)
+            if lock is None:
+                return False
+            claims.callback(lock.release)
+        group = [s for s in group if load(family, arm, s, point) is None]  # another process may have recorded it
+        if not group:
+            return True
         spec = scale.spec(arm, tuple(group), device)
         for seed, rec in zip(group, runs.ensure([spec], log=lambda *_: None, progress=progress)[0]):
             out = path(family, arm, seed, point)
@@ -74,7 +114,7 @@ def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "",
                 store.write(own, rec_own)
                 written.append(own)
                 log(f"  {arm} seed {seed}: the same run is {family}'s own -> {store.shown(own)}")
-    return written
+    return True
 
 
 def status(log=print):
