@@ -7,8 +7,9 @@ read the records through ``suite.scales.Scale.runs`` when there is no CUDA devic
 import functools
 import json
 import re
+import subprocess
+import sys
 import threading
-import time
 import tomllib
 from dataclasses import replace
 
@@ -464,48 +465,91 @@ def test_a_point_that_only_adds_a_curve_records_the_familys_own_run_too(tmp_path
     assert ("norm", "", "post", (seed,)) in evidence.todo()
 
 
-@pytest.mark.fast
-def test_two_processes_recording_at_once_pass_over_each_others_records(tmp_path, monkeypatch):
-    """A record another process is training is passed over and come back to at the end of the
-    set: trained then if it is still missing, and never trained twice when the other process
-    recorded it meanwhile."""
-    from experiments import runs
-    monkeypatch.setattr(store, "EVIDENCE", tmp_path / "evidence")
-    monkeypatch.setattr(recording, "cache_dir", lambda: tmp_path / "cache")
-    scale = evidence.family_scale("norm")
-    first, second, third = scale.seeds[:3]
-    trained = []
+class _OtherProcess:
+    """Another process holding the claim on a record until ``release()``."""
 
+    def __init__(self, record):
+        code = ("import sys; from filelock import FileLock; lock = FileLock(sys.argv[1]); lock.acquire(); "
+                "print('held', flush=True); sys.stdin.read()")
+        self.proc = subprocess.Popen([sys.executable, "-c", code, str(recording.claim_path(record))],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline() == "held\n"
+
+    def release(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def _fake_ensure(trained, during=None):
+    """runs.ensure that trains nothing: it checks the seeds it is asked for are claimed, notes
+    them, and calls ``during(seeds)`` as if the training took that long."""
     def ensure(specs, log, progress):
         (spec,) = specs
+        for s in spec.seeds:  # held while it trains: no other process can take it
+            assert recording._claim(evidence.path("norm", "post", s), wait=False) is None
         trained.append(spec.seeds)
-        if spec.seeds == (second,):  # meanwhile the other process records `first` and lets go
-            other.release()
-            assert recording.run("norm", [first], ["post"], log=lambda *_: None) == [
-                evidence.path("norm", "post", first)]
+        if during:
+            during(spec.seeds)
         return [[{"val_ppl": 60.0 + s, "train_ppl": 12.0, "val_ppl_at_length": {}, "trace": None,
                   "curve": {"step": [1000], "train_ppl": [12.0], "val_ppl": [60.0 + s], "loss": [4.0]},
                   "first_losses": [5.5] * FIRST_LOSSES, "wall_s": 90.0, "tokens_per_s": 1000} for s in spec.seeds]]
-    monkeypatch.setattr(runs, "ensure", ensure)
-    other = recording._claim(evidence.path("norm", "post", first), wait=False)  # another process's claim
-    assert other is not None and recording._claim(evidence.path("norm", "post", first), wait=False) is None
-    said = []
-    written = recording.run("norm", [first, second], ["post"], log=said.append)
-    assert trained == [(second,), (first,)]  # `first` once, by the other process
-    assert written == [evidence.path("norm", "post", second)]
-    assert f"  post seeds [{first}]: another process is recording it; back to it at the end" in said
-    # a claim held to the end of the set is waited for, then trained if still missing
-    held, trained[:] = threading.Event(), []
+    return ensure
 
-    def hold():
-        lock = recording._claim(evidence.path("norm", "post", third), wait=False)
-        held.set()
-        time.sleep(0.3)
-        lock.release()
-    threading.Thread(target=hold).start()
-    held.wait()
-    assert recording.run("norm", [third], ["post"], log=lambda *_: None) == [evidence.path("norm", "post", third)]
-    assert trained == [(third,)]
+
+@pytest.fixture
+def claims_apart(tmp_path, monkeypatch):
+    """Records and claims in tmp_path; the norm family's first three seeds."""
+    monkeypatch.setattr(store, "EVIDENCE", tmp_path / "evidence")
+    monkeypatch.setattr(recording, "cache_dir", lambda: tmp_path / "cache")
+    return evidence.family_scale("norm").seeds[:3]
+
+
+@pytest.mark.fast
+def test_a_record_another_process_holds_is_passed_over_and_not_trained_twice(claims_apart, monkeypatch):
+    """A record another process is training is passed over, and at the end of the row found
+    recorded by it: trained once in all."""
+    from experiments import runs
+    first, second, _ = claims_apart
+    other, trained, said = _OtherProcess(evidence.path("norm", "post", first)), [], []
+
+    def during(seeds):  # meanwhile the other process records `first` and lets go
+        if seeds == (second,):
+            other.release()
+            assert recording.run("norm", [first], ["post"], log=lambda *_: None) == [
+                evidence.path("norm", "post", first)]
+    monkeypatch.setattr(runs, "ensure", _fake_ensure(trained, during))
+    assert recording.run("norm", [first, second], ["post"], log=said.append) == [evidence.path("norm", "post", second)]
+    assert trained == [(second,), (first,)]  # `first` by the other process, once
+    assert f"  post seeds [{first}]: another process is recording them; back to them at the end of this row" in said
+
+
+@pytest.mark.fast
+def test_a_record_still_held_at_the_end_is_waited_for_then_trained_if_missing(claims_apart, monkeypatch):
+    from experiments import runs
+    first, *_ = claims_apart
+    other, trained = _OtherProcess(evidence.path("norm", "post", first)), []
+    monkeypatch.setattr(runs, "ensure", _fake_ensure(trained))
+
+    def log(line):  # the other process lets go 0.5 s into the wait, its record unwritten
+        if "waiting for the process recording them" in line:
+            threading.Timer(0.5, other.release).start()
+    assert recording.run("norm", [first], ["post"], log=log) == [evidence.path("norm", "post", first)]
+    assert trained == [(first,)]
+
+
+@pytest.mark.fast
+def test_pending_comes_back_to_what_another_process_held_after_every_other_row(claims_apart, monkeypatch):
+    """`pending --record` with a second worker: a row another process holds is come back to
+    after the rows behind it, not waited for."""
+    from experiments import runs
+    first, second, _ = claims_apart
+    other, trained = _OtherProcess(evidence.path("norm", "post", first)), []
+    monkeypatch.setattr(recording, "ranked_rows", lambda: [((), 0.0, None, "norm", "", "post", (first,)),
+                                                           ((), 0.0, None, "norm", "", "post", (second,))])
+    monkeypatch.setattr(runs, "ensure", _fake_ensure(trained, lambda seeds: seeds == (second,) and other.release()))
+    written = recording.record_pending("cpu", budget_s=1e6, stack=False, log=lambda *_: None)
+    assert trained == [(second,), (first,)]
+    assert written == [evidence.path("norm", "post", second), evidence.path("norm", "post", first)]
 
 
 @pytest.mark.fast
@@ -523,7 +567,7 @@ def test_record_pending_fills_the_budget_from_measured_step_rates(monkeypatch):
     monkeypatch.setattr(recording, "steps_of", lambda fam, point, arm: steps[arm])
     trained, said = [], []
 
-    def run(fam, seeds, arms, device, log, point, stack):
+    def run(fam, seeds, arms, device, log, point, stack, held):
         trained.append(arms[0])
         clock[0] += rate[fam] * steps[arms[0]]
         return []

@@ -44,9 +44,12 @@ def _bar(total_steps: int, done_before: list):
     return progress
 
 
-def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "", stack: bool = False) -> list[Path]:
+def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "", stack: bool = False,
+        held: list | None = None) -> list[Path]:
     """Train and record what is missing of (arms x seeds); ``stack`` trains an arm's missing
-    seeds side by side (a GPU step is launch-bound: seeds cost little more than one)."""
+    seeds side by side (a GPU step is launch-bound: seeds cost little more than one). Seeds
+    another process is recording are waited for at the end, or, given a ``held`` list, added to
+    it as ``(family, point, arm, seeds)`` for the caller to come back to (``record_held``)."""
     try:
         scale = family_scale(family, point)
     except KeyError as e:
@@ -63,22 +66,40 @@ def run(family: str, seeds, arms=None, device="cpu", log=print, point: str = "",
     steps = sum(scale.trains.get(a, scale.train).steps for a, _ in groups)
     log(f"{family}: {len(todo)} run(s) to train on {device} ({torch.get_num_threads()} threads), "
         f"{len(arms) * len(seeds) - len(todo)} already recorded")
-    progress, written, held = _bar(steps, [0]), [], []
+    progress, written, passed = _bar(steps, [0]), [], []
     for (arm, _), group in groups.items():
         if not _record(family, arm, group, device, log, point, progress, written, wait=False):
-            log(f"  {arm} seeds {group}: another process is recording it; back to it at the end")
-            held.append((arm, group))
-    for arm, group in held:  # by now most are recorded by whoever held them; else wait for them
+            log(f"  {arm} seeds {group}: another process is recording them; back to them "
+                + ("at the end of the set" if held is not None else "at the end of this row"))
+            passed.append((arm, group))
+    for arm, group in passed:  # by now most are recorded by whoever held them; else wait for them
+        if held is not None:
+            held.append((family, point, arm, tuple(group)))
+            continue
+        log(f"  {arm} seeds {group}: waiting for the process recording them")
         _record(family, arm, group, device, log, point, progress, written, wait=True)
     return written
 
 
+def record_held(held: list, device: str, log, stack: bool) -> list[Path]:
+    """Come back to the ``(family, point, arm, seeds)`` another process held: recorded by it
+    by now, or waited for and trained if it is still missing."""
+    return [w for fam, point, arm, seeds in held
+            for w in run(fam, list(seeds), [arm], device=device, log=log, point=point, stack=stack)]
+
+
+def claim_path(out: Path) -> Path:
+    """The lock file of recording ``out``: under the cache folder, never beside the records
+    (the committer commits what lands there)."""
+    return cache_dir() / "recording" / f"{hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:20]}.lock"
+
+
 def _claim(out: Path, wait: bool):
-    """A lock on recording ``out`` (released with the process that holds it, however it ends),
-    or None when another process holds it and ``wait`` is False."""
-    d = cache_dir() / "recording"
-    d.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(d / f"{hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:20]}.lock"))
+    """A lock on recording ``out``, held until released (or its process ends, however it
+    ends); None when another process holds it and ``wait`` is False."""
+    lock_path = claim_path(out)
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(lock_path))
     try:
         lock.acquire(timeout=-1 if wait else 0)
     except Timeout:
@@ -91,7 +112,7 @@ def _record(family, arm, group, device, log, point, progress, written, wait) -> 
     claims; False, with nothing done, when another process holds one and ``wait`` is False."""
     scale = family_scale(family, point)
     with contextlib.ExitStack() as claims:
-        for seed in group:
+        for seed in sorted(set(group)):  # one order for every process: no two wait on each other
             lock = _claim(path(family, arm, seed, point), wait)
             if lock is None:
                 return False
@@ -107,13 +128,18 @@ def _record(family, arm, group, device, log, point, progress, written, wait) -> 
             written.append(out)
             log(f"  {arm} seed {seed}: val {rec['val_ppl']:.2f}, train {rec['train_ppl']:.2f}, "
                 f"{rec['wall_s'] / 60:.1f} min -> {store.shown(out)}")
-            if same_run(family, point, arm, seed) and load(family, arm, seed) is None:
-                own = path(family, arm, seed)
-                rec_own = make_record(family, arm, seed, family_scale(family).spec(arm, (seed,), device),
-                                      evaluated_at_end(rec), same_run_as=store.shown(out))
-                store.write(own, rec_own)
-                written.append(own)
-                log(f"  {arm} seed {seed}: the same run is {family}'s own -> {store.shown(own)}")
+            own = path(family, arm, seed)
+            if not same_run(family, point, arm, seed) or (lock := _claim(own, wait=False)) is None:
+                continue  # held: another process is recording the family's own run itself
+            try:
+                if load(family, arm, seed) is None:
+                    rec_own = make_record(family, arm, seed, family_scale(family).spec(arm, (seed,), device),
+                                          evaluated_at_end(rec), same_run_as=store.shown(out))
+                    store.write(own, rec_own)
+                    written.append(own)
+                    log(f"  {arm} seed {seed}: the same run is {family}'s own -> {store.shown(own)}")
+            finally:
+                lock.release()
     return True
 
 
@@ -135,7 +161,7 @@ def record_pending(device="cuda", budget_s: float = RECORD_BUDGET_S, stack=True,
     predicted from the step rate measured on the groups before it (its family's, else the
     slowest seen): a group that would overrun is passed over for the next that fits, so the
     budget is spent, not left at the first large group."""
-    start, written = time.perf_counter(), []
+    start, written, held = time.perf_counter(), [], []
     per_step: dict[str, float] = {}  # family -> seconds per step, as measured here
     skipped = []
     for *_, fam, point, arm, seeds in ranked_rows():
@@ -146,8 +172,9 @@ def record_pending(device="cuda", budget_s: float = RECORD_BUDGET_S, stack=True,
             skipped.append(f"{fam}/{point or '-'}/{arm} seeds {list(seeds)} (~{rate * steps:.0f} s)")
             continue
         t = time.perf_counter()
-        written += run(fam, list(seeds), [arm], device=device, log=log, point=point, stack=stack)
+        written += run(fam, list(seeds), [arm], device=device, log=log, point=point, stack=stack, held=held)
         per_step[fam] = max(per_step.get(fam, 0.0), (time.perf_counter() - t) / steps)
+    written += record_held(held, device, log, stack)  # started inside the budget by another process
     if skipped:
         log(f"budget: {budget_s - (time.perf_counter() - start):.0f} s left, {len(skipped)} group(s) not started "
             "(predicted from the step rates measured here): " + "; ".join(skipped))
@@ -159,10 +186,10 @@ def record_grid(claim: str, device="cpu", stack=False, log=print) -> list[Path]:
     Scale declares."""
     if claim not in GRIDS:
         raise SystemExit(f"error: no diagnosis grid for {claim}; grids: {', '.join(GRIDS)}")
-    written = []
+    written, held = [], []
     for p in GRIDS[claim].trained():
         fam, point = family_of(p.scale.name), point_of(p.scale.name)
         log(f"{claim}: point {point}")
         written += run(fam, list(p.scale.seeds), list(p.scale.arms), device=device, log=log, point=point,
-                       stack=stack)  # a second look trains only the arms its rule reads
-    return written
+                       stack=stack, held=held)  # a second look trains only the arms its rule reads
+    return written + record_held(held, device, log, stack)
