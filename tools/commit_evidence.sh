@@ -17,6 +17,7 @@ data=$("$py" -c 'from suite.settings import default_data_dir; print(default_data
 wt=$(mktemp -d)/tree
 git worktree add -q --detach "$wt" HEAD || exit 1
 trap 'git worktree remove --force "$wt"' EXIT
+trap 'exit 143' TERM INT
 
 passes_fast() {  # the fast tier at HEAD with this record and the working tree's replay spread
   git -C "$wt" reset -q --hard "$(git rev-parse HEAD)" && git -C "$wt" clean -qfdx fixtures/evidence || return 1
