@@ -4,7 +4,8 @@ records, and what they still lack): ``run`` records what is missing of a family'
 GPU's script), ``record_grid`` a claim's diagnosis grid. A run goes through the run cache, so an
 interrupted set resumes at the first run it had not finished. Several processes may record at
 once (one per core, say): each record is claimed while it trains, and a process passes over a
-record another holds, coming back to it only at the end of its set.
+record another holds, coming back to it at the end of the row (``run``) or, for
+``record_pending`` and ``record_grid``, after every other row (``record_held``).
 """
 import contextlib
 import hashlib
